@@ -1056,8 +1056,14 @@ export function findAgentFile(name: string): string {
   for (const path of candidates) {
     try {
       if (Deno.statSync(path).isFile) return path;
-    } catch {
-      // not there (or not readable): try the next place
+    } catch (error) {
+      if (error instanceof Deno.errors.NotCapable) {
+        throw new ClientError(
+          `agent file ${path} is outside what this run may read (add --allow-read=${path})`,
+          2,
+        );
+      }
+      // not there: try the next place
     }
   }
   throw new ClientError(

@@ -9,7 +9,9 @@
  * Knobs for tests, read from the environment (a real mm has none of them):
  * - `MM_SIM_THINK_MS`: the model "thinks" this long before it acts, so a test
  *   can cancel a turn that is under way;
- * - `MM_SIM_EXIT_IN_TURN`: exit with this code as soon as the prompt arrives.
+ * - `MM_SIM_EXIT_IN_TURN`: exit with this code as soon as the prompt arrives;
+ * - `MM_SIM_PID_FILE`: write the process id there, so a test can check that
+ *   no mm outlives the client.
  *
  * @module
  */
@@ -614,6 +616,8 @@ async function main(args: string[]): Promise<number> {
     log("usage: mm_sim.ts -acp -agent FILE");
     return 2;
   }
+  const pidFile = Deno.env.get("MM_SIM_PID_FILE");
+  if (pidFile) Deno.writeTextFileSync(pidFile, String(Deno.pid));
   let config: AgentConfig;
   try {
     config = readAgentConfig(await Deno.readTextFile(args[agentAt + 1]));
