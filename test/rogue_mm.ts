@@ -1,0 +1,389 @@
+/**
+ * A peer that plays mm badly on purpose, for the hardening tests: raw
+ * newline-delimited JSON, no SDK, one scenario per run (`ROGUE_SCENARIO`).
+ * Unlike `mm_sim.ts` it is not faithful to mm; it is what a broken or hostile
+ * agent could send. It reports what it saw as `[rogue] …` lines on stderr.
+ *
+ * @module
+ */
+
+type Message = Record<string, unknown>;
+
+const encoder = new TextEncoder();
+const inbox: Message[] = [];
+let wake: (() => void) | undefined;
+let closed = false;
+
+/** Writes raw text to stdout, in 64 KiB writes. */
+async function write(text: string): Promise<void> {
+  const bytes = encoder.encode(text);
+  for (let at = 0; at < bytes.length; at += 65536) {
+    await Deno.stdout.write(bytes.subarray(at, at + 65536)).catch(() => {});
+  }
+}
+
+function send(message: Message): Promise<void> {
+  return write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+}
+
+function report(text: string): void {
+  console.error(`[rogue] ${text}`);
+}
+
+async function readInbox(): Promise<void> {
+  let buffer = "";
+  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+    buffer += chunk;
+    let end;
+    while ((end = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, end);
+      buffer = buffer.slice(end + 1);
+      if (line.trim()) inbox.push(JSON.parse(line));
+    }
+    wake?.();
+  }
+  closed = true;
+  wake?.();
+}
+
+class ClientClosed extends Error {}
+
+/** The next message from the client that matches, in arrival order. */
+async function next(match: (m: Message) => boolean = () => true): Promise<Message> {
+  while (true) {
+    const at = inbox.findIndex(match);
+    if (at >= 0) return inbox.splice(at, 1)[0];
+    if (closed) throw new ClientClosed();
+    await new Promise<void>((resolve) => wake = resolve);
+  }
+}
+
+const request = (method: string) => (m: Message) => m.method === method && "id" in m;
+const answerTo = (id: unknown) => (m: Message) => m.id === id && !("method" in m);
+
+const SESSION = "20261130-120000-0badc0de";
+
+async function handshake(
+  options: { initialize?: Message; session?: Message | "silent" } = {},
+): Promise<Message> {
+  const init = await next(request("initialize"));
+  await send({ id: init.id, ...(options.initialize ?? { result: { protocolVersion: 1 } }) });
+  const session = await next(request("session/new"));
+  if (options.session === "silent") return await next(() => false);
+  await send({ id: session.id, ...(options.session ?? { result: { sessionId: SESSION } }) });
+  return await next(request("session/prompt"));
+}
+
+function update(u: Message): Promise<void> {
+  return send({ method: "session/update", params: { sessionId: SESSION, update: u } });
+}
+
+function hostInfoCall(id: number, params: unknown): Promise<void> {
+  return send({ id, method: "_demo.minime/host_info", params });
+}
+
+const endTurn = (prompt: Message, stopReason = "end_turn") =>
+  send({ id: prompt.id, result: { stopReason } });
+
+const PERMISSION_OPTIONS = [
+  { optionId: "yes", name: "Allow", kind: "allow_once" },
+  { optionId: "always", name: "Always", kind: "allow_always" },
+  { optionId: "no", name: "Reject", kind: "reject_once" },
+  { optionId: "never", name: "Never", kind: "reject_always" },
+];
+
+function permission(id: number, title: unknown, options: unknown = PERMISSION_OPTIONS) {
+  return send({
+    id,
+    method: "session/request_permission",
+    params: { sessionId: SESSION, toolCall: { toolCallId: `t${id}`, title }, options },
+  });
+}
+
+const scenarios: Record<string, () => Promise<void>> = {
+  async "refuse-initialize"() {
+    const init = await next(request("initialize"));
+    await send({ id: init.id, error: { code: -32603, message: "no model configured" } });
+    await next(() => false);
+  },
+  async "refuse-session"() {
+    await handshake({ session: { error: { code: -32602, message: "cwd must be absolute" } } });
+  },
+  async "refuse-prompt"() {
+    const prompt = await handshake();
+    await send({ id: prompt.id, error: { code: -32603, message: "the model is not loaded" } });
+    await next(() => false);
+  },
+  async "version-2"() {
+    await handshake({ initialize: { result: { protocolVersion: 2 } } });
+  },
+  async "silent-session"() {
+    await handshake({ session: "silent" });
+  },
+  async "refusal"() {
+    await endTurn(await handshake(), "refusal");
+  },
+  async "cancelled-unasked"() {
+    await endTurn(await handshake(), "cancelled");
+  },
+  async "unknown-requests"() {
+    const prompt = await handshake();
+    await send({
+      id: 1,
+      method: "fs/read_text_file",
+      params: { sessionId: SESSION, path: "/etc/passwd" },
+    });
+    await send({ id: 2, method: "terminal/create", params: { sessionId: SESSION, command: "ls" } });
+    await send({ id: "three", method: "_com.example/unknown", params: {} });
+    await send({ method: "_com.example/some_notification", params: { x: 1 } });
+    await send({
+      method: "session/update",
+      params: { sessionId: SESSION, update: { sessionUpdate: "from_the_future" } },
+    });
+    for (const id of [1, 2, "three"]) report(`answer ${JSON.stringify(await next(answerTo(id)))}`);
+    await endTurn(prompt);
+  },
+  async "bad-frames"() {
+    const prompt = await handshake();
+    await write("this is not json\n");
+    await write("[1,2]\n");
+    await write("42\n");
+    await write("null\n");
+    await write(`{"jsonrpc":"2.0","id":5}\n`);
+    await write(`{"jsonrpc":"2.0","id":7,"params":{}}\n`);
+    await write("   \n\r\n\n");
+    await write(`{"jsonrpc":"2.0","id":999,"result":{}}\n`);
+    // An error for a request that was answered long ago (session/new).
+    await write(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"late"}}\n`);
+    await write(
+      `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"${SESSION}","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"still here"}}}}\r\n`,
+    );
+    for (let i = 0; i < 4; i++) report(`answer ${JSON.stringify(await next(answerTo(null)))}`);
+    report(`answer ${JSON.stringify(await next(answerTo(5)))}`);
+    report(`answer ${JSON.stringify(await next(answerTo(7)))}`);
+    await endTurn(prompt);
+  },
+  async "flood"() {
+    const prompt = await handshake();
+    const count = 1000;
+    const sends = [];
+    for (let id = 1; id <= count; id++) {
+      sends.push(hostInfoCall(id, { topic: "os", _meta: { "org.mini-me/sessionId": SESSION } }));
+      if (id === 500) {
+        sends.push(permission(5001, "client: host_info"));
+        sends.push(
+          send({
+            id: 5002,
+            method: "_org.mini-me/tools/list",
+            params: { sessionId: SESSION, cwd: "/" },
+          }),
+        );
+      }
+    }
+    await Promise.all(sends);
+    const answered = new Set<unknown>();
+    for (let i = 0; i < count + 2; i++) {
+      const answer = await next((m) => "result" in m || "error" in m);
+      if (answered.has(answer.id)) report(`answered twice: ${answer.id}`);
+      answered.add(answer.id);
+      if (typeof answer.id === "number" && answer.id <= count) {
+        const result = answer.result as { content?: { text: string }[] };
+        if (!result?.content?.[0]?.text?.includes("host name")) {
+          report(`bad answer ${JSON.stringify(answer)}`);
+        }
+      }
+    }
+    const missing = [...Array(count).keys()].map((i) => i + 1).filter((id) => !answered.has(id));
+    report(`host_info answered ${count - missing.length} of ${count}`);
+    report(`permission answered: ${answered.has(5001)}, list answered: ${answered.has(5002)}`);
+    await endTurn(prompt);
+  },
+  async "permission-attack"() {
+    const prompt = await handshake();
+    const cases: [unknown, unknown][] = [
+      ["client: host_info", PERMISSION_OPTIONS],
+      ["client: host_info ", PERMISSION_OPTIONS],
+      ["Client: host_info", PERMISSION_OPTIONS],
+      ["client: host_info; rm -rf /", PERMISSION_OPTIONS],
+      ["client: other", PERMISSION_OPTIONS],
+      ["bash: ls", PERMISSION_OPTIONS],
+      ["", PERMISSION_OPTIONS],
+      [undefined, PERMISSION_OPTIONS],
+      ["client: host_info", [
+        { optionId: "always", name: "Always", kind: "allow_always" },
+        PERMISSION_OPTIONS[3],
+      ]],
+      ["bash: ls", [PERMISSION_OPTIONS[0], PERMISSION_OPTIONS[3]]],
+      ["bash: ls", [PERMISSION_OPTIONS[0]]],
+      ["client: host_info", [PERMISSION_OPTIONS[2]]],
+      ["client: host_info", []],
+      ["client: host_info", "not a list"],
+    ];
+    for (const [i, [title, options]] of cases.entries()) {
+      await permission(100 + i, title, options);
+      const answer = await next(answerTo(100 + i));
+      report(
+        `${JSON.stringify(title ?? null)} ${JSON.stringify(options)} -> ${
+          JSON.stringify(answer.result)
+        }`,
+      );
+    }
+    await endTurn(prompt);
+  },
+  async "bad-calls"() {
+    const prompt = await handshake();
+    const calls: unknown[] = [
+      [1, 2],
+      "os",
+      null,
+      { topic: 42 },
+      { topic: "os", extra: true },
+      { topic: "memory", _meta: {} },
+      { topic: "cpu", _meta: "nope" },
+    ];
+    for (const [i, params] of calls.entries()) {
+      await hostInfoCall(200 + i, params);
+      report(`${JSON.stringify(params)} -> ${JSON.stringify(await next(answerTo(200 + i)))}`);
+    }
+    await send({ id: 299, method: "_demo.minime/host_info" });
+    report(`no params -> ${JSON.stringify(await next(answerTo(299)))}`);
+    await endTurn(prompt);
+  },
+  async "cancel-request"() {
+    const prompt = await handshake();
+    await hostInfoCall(300, { topic: "uptime" });
+    await send({ method: "$/cancel_request", params: { requestId: 300 } });
+    await send({ method: "$/cancel_request", params: { requestId: 12345 } });
+    await send({ method: "$/cancel_request", params: {} });
+    report(`answer ${JSON.stringify(await next(answerTo(300)))}`);
+    await endTurn(prompt);
+  },
+  async "render"() {
+    const prompt = await handshake();
+    await update({
+      sessionUpdate: "agent_thought_chunk",
+      content: { type: "text", text: "thinking hard" },
+    });
+    await update({
+      sessionUpdate: "plan",
+      entries: [{ content: "look", priority: "high", status: "completed" }, {
+        content: "answer",
+        priority: "low",
+        status: "pending",
+      }],
+    });
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "a",
+      title: "client: host_info",
+      kind: "other",
+    });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "a",
+      status: "failed",
+      content: [{ type: "content", content: { type: "text", text: "first line\nsecond line" } }],
+    });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "b",
+      title: "renamed",
+      status: "failed",
+    });
+    await update({ sessionUpdate: "tool_call_update", toolCallId: "c", status: "failed" });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "a",
+      status: "completed",
+      content: [{ type: "content", content: { type: "image", data: "", mimeType: "image/png" } }, {
+        type: "diff",
+        path: "/x",
+        newText: "",
+      }],
+    });
+    await update({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: "An answer" },
+    });
+    await update({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "image", data: "", mimeType: "image/png" },
+    });
+    await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "" } });
+    await update({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: "ends here." },
+    });
+    await update({
+      sessionUpdate: "usage_update",
+      used: 1234,
+      size: 32768,
+      cost: { amount: 0.02, currency: "USD" },
+    });
+    await update({ sessionUpdate: "current_mode_update", currentModeId: "x" });
+    await endTurn(prompt);
+  },
+  async "big-chunk"() {
+    const prompt = await handshake();
+    const size = Number(Deno.env.get("ROGUE_SIZE") ?? 16 * 1024 * 1024);
+    // "é" is two bytes: 64 KiB writes split some of them in half.
+    const text = "é".repeat(size / 4) + "x".repeat(size / 2);
+    await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+    await endTurn(prompt);
+  },
+  async "huge-line"() {
+    await handshake();
+    const head = `{"jsonrpc":"2.0","method":"session/update","params":{"text":"`;
+    await write(head);
+    const block = "a".repeat(1024 * 1024);
+    for (let i = 0; i < 40; i++) await write(block);
+    await write(`"}}\n`);
+    await next(() => false);
+  },
+  async "exit-mid-call"() {
+    await handshake();
+    await hostInfoCall(400, { topic: "os" });
+    Deno.exit(0);
+  },
+  async "permission-after-cancel"() {
+    const prompt = await handshake();
+    await update({
+      sessionUpdate: "agent_thought_chunk",
+      content: { type: "text", text: "waiting" },
+    });
+    const cancel = await next((m) => m.method === "session/cancel");
+    report(`got ${JSON.stringify(cancel)}`);
+    await permission(500, "client: host_info");
+    report(`answer ${JSON.stringify(await next(answerTo(500)))}`);
+    await endTurn(prompt, "cancelled");
+  },
+  async "ignore-cancel"() {
+    await handshake();
+    await update({
+      sessionUpdate: "agent_thought_chunk",
+      content: { type: "text", text: "waiting" },
+    });
+    setInterval(() => {}, 1000);
+  },
+  async "helpers"() {
+    const prompt = await handshake();
+    // A helper in mm's process group, as an agent running a tool would have.
+    const helper = new Deno.Command("sleep", { args: ["60"] }).spawn();
+    Deno.writeTextFileSync(Deno.env.get("ROGUE_PID_FILE")!, `${Deno.pid} ${helper.pid}`);
+    await endTurn(prompt);
+    setInterval(() => {}, 1000); // and mm itself ignores the end of its stdin
+  },
+};
+
+if (import.meta.main) {
+  const name = Deno.env.get("ROGUE_SCENARIO") ?? "";
+  const scenario = scenarios[name];
+  if (!scenario) {
+    report(`no scenario ${JSON.stringify(name)}; one of: ${Object.keys(scenarios).join(", ")}`);
+    Deno.exit(2);
+  }
+  readInbox().catch(() => closed = true);
+  await scenario().catch((error) => {
+    if (!(error instanceof ClientClosed)) report(`scenario ended: ${error}`);
+  });
+}
