@@ -88,8 +88,9 @@ Deno.test("bad frames are answered or ignored as §8 says and the turn still end
       invalid(null),
       invalid(null),
       invalid(5), // an id, but no method, result or error
-    invalid(7),
-  ]);
+      invalid(7),
+    ],
+  );
   for (const frame of ["this is not json", "[1,2]", "42", "null", '{"jsonrpc":"2.0","id":5}']) {
     assert.ok(run.log.includes(`[client] bad frame from mm: ${frame}`), `logged ${frame}`);
   }
