@@ -1,0 +1,279 @@
+/**
+ * The pure parts of the client: host_info's texts and error results, the
+ * permission policy, the command line and the agent-file warnings.
+ */
+
+import assert from "node:assert/strict";
+import {
+  agentFileWarnings,
+  choosePermission,
+  DEFAULT_QUESTION,
+  describeUptime,
+  gib,
+  HOST_INFO_TOOL,
+  hostInfo,
+  initializeParams,
+  isOfferedToolTitle,
+  osName,
+  parseCommandLine,
+  readToolCall,
+  toolList,
+  UsageError,
+} from "../client.ts";
+import { validateToolList } from "./mm_sim.ts";
+
+// ─── host_info ───────────────────────────────────────────────────────────────
+
+Deno.test("host_info names operating systems as people do", () => {
+  assert.equal(osName("linux"), "Linux");
+  assert.equal(osName("darwin"), "macOS");
+  assert.equal(osName("windows"), "Windows");
+  assert.equal(osName("freebsd"), "Freebsd");
+});
+
+Deno.test("host_info writes sizes in GiB with one decimal", () => {
+  assert.equal(gib(16_106_127_360), "15.0 GiB");
+  assert.equal(gib(16_965_120_000), "15.8 GiB");
+});
+
+Deno.test("host_info writes uptime in days, hours and minutes with the UTC start", () => {
+  const now = new Date("2026-11-30T12:13:30Z");
+  assert.equal(
+    describeUptime(3 * 86400 + 4 * 3600 + 12 * 60 + 30, now),
+    "up 3 days, 4 hours, 12 minutes (since 2026-11-27 08:01 UTC)",
+  );
+  assert.equal(
+    describeUptime(86400 + 60, now),
+    "up 1 day, 0 hours, 1 minute (since 2026-11-29 12:12 UTC)",
+  );
+  assert.equal(describeUptime(42, now), "up 0 minutes (since 2026-11-30 12:12 UTC)");
+  assert.equal(describeUptime(3600 * 2, now), "up 2 hours, 0 minutes (since 2026-11-30 10:13 UTC)");
+});
+
+Deno.test("host_info reports this machine's facts in the shapes of SPEC §3", () => {
+  const text = (topic: string) => {
+    const result = hostInfo(topic);
+    assert.equal(result.isError, undefined, `${topic}: ${result.content[0].text}`);
+    return result.content[0].text;
+  };
+  assert.match(text("os"), /^(Linux|macOS|Windows|\S+) \S+ \(\w+\/\w+\), host name \S+$/);
+  assert.ok(text("os").includes(`(${Deno.build.os}/${Deno.build.arch})`));
+  assert.match(text("cpu"), /^\d+ × .+ \(\w+\), load average \d+\.\d\d \d+\.\d\d \d+\.\d\d$/);
+  assert.match(text("memory"), /^\d+\.\d GiB free of \d+\.\d GiB$/);
+  assert.match(text("uptime"), /^up .*minutes? \(since \d{4}-\d\d-\d\d \d\d:\d\d UTC\)$/);
+});
+
+Deno.test("host_info reports an unknown topic as an error result", () => {
+  assert.deepEqual(hostInfo("disk"), {
+    content: [{ type: "text", text: 'unknown topic "disk"; use one of: os, cpu, memory, uptime' }],
+    isError: true,
+  });
+});
+
+Deno.test("host_info reports a missing or non-string topic as an error result", () => {
+  for (const topic of [undefined, null, 42, ["os"], { topic: "os" }]) {
+    assert.deepEqual(hostInfo(topic), {
+      content: [{
+        type: "text",
+        text: 'missing parameter "topic"; use one of: os, cpu, memory, uptime',
+      }],
+      isError: true,
+    });
+  }
+});
+
+Deno.test("a tool call's arguments are the params without _meta, its session from _meta", () => {
+  assert.deepEqual(
+    readToolCall({ topic: "os", _meta: { "org.mini-me/sessionId": "s1" } }),
+    { args: { topic: "os" }, sessionId: "s1" },
+  );
+  assert.deepEqual(readToolCall({ topic: "os" }), { args: { topic: "os" }, sessionId: "?" });
+  assert.deepEqual(readToolCall({ _meta: { "org.mini-me/sessionId": 7 } }), {
+    args: {},
+    sessionId: "?",
+  });
+  assert.deepEqual(readToolCall(undefined), { args: {}, sessionId: "?" });
+  assert.deepEqual(readToolCall([1]), { args: [1], sessionId: "?" });
+});
+
+// ─── Announcing it ───────────────────────────────────────────────────────────
+
+Deno.test("the tool description passes every rule of the seed's list validation", () => {
+  const { tools, skipped } = validateToolList([HOST_INFO_TOOL]);
+  assert.deepEqual(skipped, []);
+  assert.equal(tools[0].modelName, "client_host_info");
+  assert.ok(HOST_INFO_TOOL.method.startsWith("_"));
+  assert.equal(HOST_INFO_TOOL.inputSchema.type, "object");
+  assert.deepEqual(toolList(), { tools: [HOST_INFO_TOOL] });
+});
+
+Deno.test("initialize announces the list in meta mode, true in request mode, and no fs or terminal", () => {
+  const capabilities = (
+    mode: "meta" | "request",
+  ) => (initializeParams(mode).clientCapabilities as Record<string, Record<string, unknown>>);
+  assert.deepEqual(capabilities("meta")._meta, { "org.mini-me/tools": [HOST_INFO_TOOL] });
+  assert.deepEqual(capabilities("request")._meta, { "org.mini-me/tools": true });
+  assert.deepEqual(capabilities("meta").fs, { readTextFile: false, writeTextFile: false });
+  assert.equal(capabilities("meta").terminal, false);
+  assert.equal(initializeParams("meta").protocolVersion, 1);
+  assert.deepEqual(initializeParams("meta").clientInfo, {
+    name: "host-info-client",
+    version: "0.1.0",
+  });
+});
+
+// ─── Permissions ─────────────────────────────────────────────────────────────
+
+Deno.test("only the exact title of an offered tool is allowed", () => {
+  assert.equal(isOfferedToolTitle("client: host_info"), true);
+  for (
+    const title of [
+      "client: host_info ",
+      " client: host_info",
+      "Client: host_info",
+      "client:host_info",
+      "client: host_info; rm -rf /",
+      "client: host_info\nrm -rf /",
+      "client: other",
+      "client: ",
+      "bash: ls",
+      "",
+      undefined,
+      null,
+      42,
+    ]
+  ) {
+    assert.equal(isOfferedToolTitle(title), false, JSON.stringify(title));
+  }
+});
+
+const OPTIONS = {
+  allowOnce: { optionId: "a1", name: "Allow", kind: "allow_once" },
+  allowAlways: { optionId: "a2", name: "Always", kind: "allow_always" },
+  rejectOnce: { optionId: "r1", name: "Reject", kind: "reject_once" },
+  rejectAlways: { optionId: "r2", name: "Never", kind: "reject_always" },
+};
+
+Deno.test("allowing picks allow_once, else allow_always", () => {
+  const { allowOnce, allowAlways, rejectOnce } = OPTIONS;
+  assert.deepEqual(choosePermission([rejectOnce, allowAlways, allowOnce], true), {
+    outcome: "selected",
+    optionId: "a1",
+  });
+  assert.deepEqual(choosePermission([rejectOnce, allowAlways], true), {
+    outcome: "selected",
+    optionId: "a2",
+  });
+});
+
+Deno.test("refusing picks reject_once, else reject_always, else cancelled", () => {
+  const { allowOnce, rejectOnce, rejectAlways } = OPTIONS;
+  assert.deepEqual(choosePermission([allowOnce, rejectAlways, rejectOnce], false), {
+    outcome: "selected",
+    optionId: "r1",
+  });
+  assert.deepEqual(choosePermission([allowOnce, rejectAlways], false), {
+    outcome: "selected",
+    optionId: "r2",
+  });
+  assert.deepEqual(choosePermission([allowOnce], false), { outcome: "cancelled" });
+});
+
+Deno.test("without an allow option an allowed call is refused, never given an invented id", () => {
+  const { rejectOnce } = OPTIONS;
+  assert.deepEqual(choosePermission([rejectOnce], true), { outcome: "selected", optionId: "r1" });
+  assert.deepEqual(choosePermission([], true), { outcome: "cancelled" });
+  assert.deepEqual(choosePermission("nope", true), { outcome: "cancelled" });
+  assert.deepEqual(choosePermission([{ kind: "allow_once" }, null, 3], true), {
+    outcome: "cancelled",
+  });
+});
+
+// ─── The command line ────────────────────────────────────────────────────────
+
+Deno.test("the command line defaults to meta mode, agent.yaml and the default question", () => {
+  assert.deepEqual(parseCommandLine([]), {
+    question: DEFAULT_QUESTION,
+    discovery: "meta",
+    agent: "agent.yaml",
+    mm: undefined,
+    trace: false,
+    verbose: false,
+    timeout: 30,
+    show: undefined,
+  });
+});
+
+Deno.test("--request switches the mode and the default agent file", () => {
+  const options = parseCommandLine(["--request", "Which", "CPU", "do", "I", "have?"]);
+  assert.equal(options.discovery, "request");
+  assert.equal(options.agent, "agent-request.yaml");
+  assert.equal(options.question, "Which CPU do I have?");
+  assert.equal(parseCommandLine(["--request", "--agent", "mine.yaml"]).agent, "mine.yaml");
+});
+
+Deno.test("a leading -- is dropped, a later one ends the options", () => {
+  assert.equal(parseCommandLine(["--", "--request"]).discovery, "request");
+  assert.equal(parseCommandLine(["--", "--", "--request"]).question, "--request");
+  assert.equal(parseCommandLine(["why", "--", "--trace"]).question, "why --trace");
+});
+
+Deno.test("the other options are read", () => {
+  const options = parseCommandLine([
+    "--mm",
+    "/opt/mm",
+    "--trace",
+    "--verbose",
+    "--timeout",
+    "2.5",
+    "q",
+  ]);
+  assert.equal(options.mm, "/opt/mm");
+  assert.equal(options.trace, true);
+  assert.equal(options.verbose, true);
+  assert.equal(options.timeout, 2.5);
+  assert.equal(parseCommandLine(["-h"]).show, "help");
+  assert.equal(parseCommandLine(["--help"]).show, "help");
+  assert.equal(parseCommandLine(["--version"]).show, "version");
+});
+
+Deno.test("an unknown option or a bad value is a usage error naming it", () => {
+  const usageError = (argv: string[], message: string) =>
+    assert.throws(
+      () => parseCommandLine(argv),
+      (e) => e instanceof UsageError && e.message === message,
+    );
+  usageError(["--frobnicate"], "unknown option --frobnicate");
+  usageError(["-x"], "unknown option -x");
+  usageError(["--agent"], "--agent needs a value");
+  usageError(["--timeout", "soon"], '--timeout needs a number of seconds above 0, got "soon"');
+  usageError(["--timeout", "0"], '--timeout needs a number of seconds above 0, got "0"');
+});
+
+// ─── The agent file ──────────────────────────────────────────────────────────
+
+Deno.test("an agent file that agrees with the run gives no warning", () => {
+  assert.deepEqual(
+    agentFileWarnings("agent.yaml", { enabled: true, discovery: "meta" }, "meta"),
+    [],
+  );
+  assert.deepEqual(
+    agentFileWarnings("a.yaml", { enabled: true, discovery: "request" }, "request"),
+    [],
+  );
+});
+
+Deno.test("an agent file that contradicts the run is warned about, either way", () => {
+  assert.deepEqual(
+    agentFileWarnings("agent.yaml", { enabled: true, discovery: "meta" }, "request"),
+    [
+      "warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see host_info",
+    ],
+  );
+  assert.deepEqual(agentFileWarnings("r.yaml", { enabled: true, discovery: "request" }, "meta"), [
+    "warning: r.yaml sets acp.clientTools.discovery: request, but the client announces meta; mm will ask for the list, and the client answers it",
+  ]);
+  assert.deepEqual(agentFileWarnings("x.yaml", { enabled: false, discovery: "meta" }, "meta"), [
+    "warning: x.yaml sets acp.clientTools.enabled: false; mm will ignore host_info",
+  ]);
+});

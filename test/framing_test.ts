@@ -1,0 +1,126 @@
+/** The client's framing (SPEC §8): line splitting and frame classification. */
+
+import assert from "node:assert/strict";
+import { LineReader, LineTooLongError, parseFrame } from "../client.ts";
+
+/** A recorded exchange with multibyte text, CRLF endings and blank lines. */
+const TRANSCRIPT = [
+  '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}\n',
+  '{"jsonrpc":"2.0","id":1,"result":{"sessionId":"20261110-230430-6df8f9dd"}}\r\n',
+  "\n",
+  "   \r\n",
+  '{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Déjà vu — 8 × 🚀 in 日本語"}}}}\n',
+  '{"jsonrpc":"2.0","id":7,"method":"_demo.minime/host_info","params":{"topic":"os"}}\r\n',
+  '{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}',
+].join("");
+const BYTES = new TextEncoder().encode(TRANSCRIPT);
+
+/** The lines, split the obvious way, for comparison. */
+const EXPECTED = TRANSCRIPT.split("\n").map((line) => line.replace(/\r$/, ""));
+
+function readAll(chunks: Uint8Array[]): string[] {
+  const reader = new LineReader();
+  const lines: string[] = [];
+  for (const chunk of chunks) lines.push(...reader.push(chunk));
+  const last = reader.flush();
+  if (last !== undefined) lines.push(last);
+  return lines;
+}
+
+Deno.test("every split point of a transcript gives the same lines", () => {
+  for (let at = 0; at <= BYTES.length; at++) {
+    assert.deepEqual(
+      readAll([BYTES.subarray(0, at), BYTES.subarray(at)]),
+      EXPECTED,
+      `split at ${at}`,
+    );
+  }
+});
+
+Deno.test("a transcript fed one byte at a time gives the same lines", () => {
+  const bytes = [...BYTES].map((b) => Uint8Array.of(b));
+  assert.deepEqual(readAll(bytes), EXPECTED);
+});
+
+/** A small seeded generator, so a failing chunking can be replayed. */
+function mulberry32(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+Deno.test("1,000 seeded random chunkings (1 B to 64 KiB) of a long transcript give the same lines", () => {
+  const long = new TextEncoder().encode(`${TRANSCRIPT}\n`.repeat(400));
+  const expected = readAll([long]);
+  assert.equal(expected.length, 7 * 400);
+  const random = mulberry32(20261130);
+  for (let round = 0; round < 1000; round++) {
+    // Small chunks in some rounds, large ones in others.
+    const largest = 1 + Math.floor(random() * (round % 2 === 0 ? 64 : 65536));
+    const chunks: Uint8Array[] = [];
+    for (let at = 0; at < long.length;) {
+      const size = 1 + Math.floor(random() * largest);
+      chunks.push(long.subarray(at, at + size));
+      at += size;
+    }
+    assert.deepEqual(readAll(chunks), expected, `round ${round}, chunks up to ${largest} B`);
+  }
+});
+
+Deno.test("a line longer than the limit is refused, whatever the chunking", () => {
+  const reader = new LineReader(16);
+  assert.deepEqual([...reader.push(new TextEncoder().encode("0123456789abcdef\n"))], [
+    "0123456789abcdef",
+  ]);
+  assert.deepEqual([...reader.push(new TextEncoder().encode("0123456789abcdef\r\n"))], [
+    "0123456789abcdef",
+  ]);
+  assert.throws(() =>
+    [...reader.push(new TextEncoder().encode("0123456789"))].length === 0 &&
+    [...reader.push(new TextEncoder().encode("abcdefgh"))], LineTooLongError);
+});
+
+Deno.test("parseFrame classifies requests, notifications and responses", () => {
+  assert.deepEqual(parseFrame('{"jsonrpc":"2.0","id":3,"method":"m","params":{"a":1}}'), {
+    kind: "request",
+    id: 3,
+    method: "m",
+    params: { a: 1 },
+  });
+  assert.deepEqual(parseFrame('{"jsonrpc":"2.0","method":"n"}'), {
+    kind: "notification",
+    method: "n",
+    params: undefined,
+  });
+  assert.deepEqual(parseFrame('{"jsonrpc":"2.0","id":"x","result":null}'), {
+    kind: "response",
+    id: "x",
+    result: null,
+    error: undefined,
+  });
+  assert.equal(parseFrame(" \t ").kind, "blank");
+});
+
+Deno.test("parseFrame answers a line that is not JSON with -32700 and id null", () => {
+  assert.deepEqual(parseFrame("{oops"), {
+    kind: "bad",
+    reply: { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } },
+  });
+});
+
+Deno.test("parseFrame answers a batch, a non-object or an object of no kind with -32600", () => {
+  for (const line of ["[1,2]", "[]", "42", "null", '"text"', "true"]) {
+    assert.deepEqual(parseFrame(line), {
+      kind: "bad",
+      reply: { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request" } },
+    }, line);
+  }
+  assert.deepEqual(parseFrame('{"jsonrpc":"2.0","id":4}'), {
+    kind: "bad",
+    reply: { jsonrpc: "2.0", id: 4, error: { code: -32600, message: "Invalid Request" } },
+  });
+  assert.equal(parseFrame('{"jsonrpc":"2.0","id":{},"method":"m"}').kind, "bad");
+});
