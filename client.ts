@@ -491,7 +491,11 @@ export class Renderer {
   #verbose: boolean;
   #titles = new Map<string, string>();
 
-  /** @param verbose show thoughts, plans and usage updates on stderr */
+  /**
+   * Builds a renderer.
+   *
+   * @param verbose show thoughts, plans and usage updates on stderr
+   */
   constructor(verbose: boolean) {
     this.#verbose = verbose;
   }
@@ -580,6 +584,7 @@ export const MAX_LINE_BYTES = 32 * 1024 * 1024;
 
 /** A line from mm longer than {@linkcode MAX_LINE_BYTES}. */
 export class LineTooLongError extends Error {
+  /** Builds the error for a line over `limit` bytes. */
   constructor(limit: number) {
     super(`mm sent a line longer than ${limit} bytes`);
   }
@@ -603,7 +608,11 @@ export class LineReader {
   #limit: number;
   #decoder = new TextDecoder();
 
-  /** @param limit the longest line accepted, in bytes (without its end) */
+  /**
+   * Builds a reader.
+   *
+   * @param limit the longest line accepted, in bytes (without its end)
+   */
   constructor(limit = MAX_LINE_BYTES) {
     this.#limit = limit;
   }
@@ -970,6 +979,7 @@ options:
 
 /** A command line the client cannot run: exit code 2, with the usage. */
 export class UsageError extends ClientError {
+  /** Builds the error; `message` names the bad option or value. */
   constructor(message: string) {
     super(message, 2);
   }

@@ -94,6 +94,7 @@ Deno.test("bad frames are answered or ignored as §8 says and the turn still end
   for (const frame of ["this is not json", "[1,2]", "42", "null", '{"jsonrpc":"2.0","id":5}']) {
     assert.ok(run.log.includes(`[client] bad frame from mm: ${frame}`), `logged ${frame}`);
   }
+  assert.ok(run.stderr.includes("\n← this is not json\n"), "--trace shows rejected frames too");
   assert.ok(run.log.includes("[client] answer to no pending request (id 999) ignored"));
   assert.ok(run.log.includes("[client] answer to no pending request (id 1) ignored"));
   assert.deepEqual(run.out.slice(-2), ["still here", "[end_turn]"]);
