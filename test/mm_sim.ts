@@ -414,6 +414,17 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** Splits an answer at spaces into pieces of about 40 characters, as a model streams. */
+export function streamPieces(text: string): string[] {
+  const pieces: string[] = [];
+  for (const word of text.split(/(?<= )/)) {
+    if (pieces.length > 0 && pieces[pieces.length - 1].length + word.length <= 40) {
+      pieces[pieces.length - 1] += word;
+    } else pieces.push(word);
+  }
+  return pieces;
+}
+
 /** One prompt turn of the scripted model. */
 async function promptTurn(
   config: AgentConfig,
@@ -500,7 +511,7 @@ async function promptTurn(
     } else {
       answer = "I cannot see your machine: no client tool was offered to me, and I have no shell.";
     }
-    for (const piece of answer.match(/\S+\s*/g) ?? []) {
+    for (const piece of streamPieces(answer)) {
       if (signal.aborted) throw new Cancelled();
       await update({
         sessionUpdate: "agent_message_chunk",

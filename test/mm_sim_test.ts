@@ -13,6 +13,7 @@ import {
   plannedCalls,
   readAgentConfig,
   resultText,
+  streamPieces,
   validateToolList,
 } from "./mm_sim.ts";
 
@@ -178,4 +179,11 @@ Deno.test("the scripted model picks topics from the question's words, in order",
 
 Deno.test("session ids are shaped like mm's", () => {
   assert.match(newSessionId(new Date("2026-11-10T22:45:07Z")), /^20261110-224507-[0-9a-f]{8}$/);
+});
+
+Deno.test("the scripted model streams its answer in pieces that add up to the whole", () => {
+  const text = `Here is ${"a".repeat(60)} and more words after it, ending here.`;
+  const pieces = streamPieces(text);
+  assert.equal(pieces.join(""), text);
+  assert.ok(pieces.length > 2);
 });
