@@ -779,6 +779,7 @@ class Connection {
   #writer: WritableStreamDefaultWriter<Uint8Array>;
   #encoder = new TextEncoder();
   #writing: Promise<void> = Promise.resolve();
+  #queued: string[] = [];
   #nextId = 0;
   #pending = new Map<RpcId, Pending>();
   /** Requests from mm still being handled, to honour `$/cancel_request`. */
@@ -836,12 +837,21 @@ class Connection {
     if (last !== undefined) this.#receive(last);
   }
 
+  /**
+   * Queues a frame. Frames queued in the same tick go out in one write, whole
+   * and in order: one system call for a burst of answers instead of one each.
+   */
   #send(message: Record<string, unknown>): void {
     const line = JSON.stringify(message);
     if (this.#trace) err.line(`→ ${line}`);
-    const bytes = this.#encoder.encode(`${line}\n`);
+    this.#queued.push(line, "\n");
+    if (this.#queued.length > 2) return; // a write is already scheduled
     this.#writing = this.#writing
-      .then(() => this.#writer.write(bytes))
+      .then(() => {
+        const bytes = this.#encoder.encode(this.#queued.join(""));
+        this.#queued = [];
+        return this.#writer.write(bytes);
+      })
       .catch((error) => this.#onWriteError(error));
   }
 
