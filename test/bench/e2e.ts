@@ -1,0 +1,250 @@
+/**
+ * The end-to-end benchmark: `client.ts`, the SDK reference client
+ * (`sdk_client.ts`) and a floor (`floor_client.ts`) each drive the same
+ * benchmark agent (`bench_mm.ts`), alternating A B A B over several rounds
+ * on one machine, so that only ratios between them are reported. Then the
+ * framing cost series at 1, 2, 4, 8 and 16 MiB.
+ *
+ * Run with `deno task bench`. Prints; asserts nothing.
+ *
+ * @module
+ */
+
+import { LineReader } from "../../client.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+const AGENT = `${ROOT}/test/bench/bench-mm`;
+const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
+const START_PERMISSIONS = String(JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks.start)
+  .split(/\s+/).filter((word) => word.startsWith("--allow-"));
+
+type Client = "client" | "sdk" | "floor";
+type Mode = "pipelined" | "sequential" | "big" | "startup";
+
+function command(client: Client): string[] {
+  const common = ["run", "--quiet", "--no-prompt", "--config", `${ROOT}/deno.json`];
+  switch (client) {
+    case "client":
+      return [
+        ...common,
+        ...START_PERMISSIONS,
+        `${ROOT}/client.ts`,
+        "--mm",
+        AGENT,
+        "How much memory?",
+      ];
+    case "sdk":
+      return [...common, "-A", `${ROOT}/test/bench/sdk_client.ts`, AGENT, "agent.yaml"];
+    case "floor":
+      return [...common, "-A", `${ROOT}/test/bench/floor_client.ts`, AGENT, "agent.yaml"];
+  }
+}
+
+async function measure(client: Client, mode: Mode): Promise<Record<string, number>> {
+  const out = Deno.makeTempFileSync({ prefix: "bench-" });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: command(client),
+    cwd: ROOT,
+    env: {
+      DENO_BIN: Deno.execPath(),
+      BENCH_MODE: mode,
+      BENCH_OUT: out,
+      BENCH_T0: String(Date.now()),
+      NO_COLOR: "1",
+    },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const { code, stderr } = await child.output();
+  const text = Deno.readTextFileSync(out);
+  Deno.removeSync(out);
+  if (code !== 0 || !text) {
+    throw new Error(`${client} ${mode} failed (${code}):\n${new TextDecoder().decode(stderr)}`);
+  }
+  return JSON.parse(text);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+interface Row {
+  what: string;
+  client: number;
+  reference: number;
+  unit: string;
+  goal: string;
+  met: boolean;
+}
+
+const rows: Row[] = [];
+function row(
+  what: string,
+  client: number,
+  reference: number,
+  unit: string,
+  best: "high" | "low",
+  goal: number,
+) {
+  const ratio = client / reference;
+  rows.push({
+    what,
+    client,
+    reference,
+    unit,
+    goal: `${best === "high" ? "≥" : "≤"} ${goal}`,
+    met: best === "high" ? ratio >= goal : ratio <= goal,
+  });
+}
+
+async function rounds(
+  mode: Mode,
+  clients: Client[],
+): Promise<Record<Client, Record<string, number>[]>> {
+  const results = { client: [], sdk: [], floor: [] } as Record<Client, Record<string, number>[]>;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const client of clients) results[client].push(await measure(client, mode));
+  }
+  return results;
+}
+
+const only = Deno.env.get("BENCH_ONLY");
+const wanted = (mode: Mode | "scaling") => !only || only.split(",").includes(mode);
+const of = (list: Record<string, number>[], key: string) => median(list.map((r) => r[key]));
+
+console.log(`end-to-end, ${ROUNDS} rounds each, alternating client / SDK reference (medians)…`);
+let floorCalls = 0;
+let floorRoundTrip = 0;
+if (wanted("pipelined")) {
+  const runs = await rounds("pipelined", ["client", "sdk", "floor"]);
+  row(
+    "pipelined calls/s (20,000, 64 in flight)",
+    of(runs.client, "callsPerSecond"),
+    of(runs.sdk, "callsPerSecond"),
+    "calls/s",
+    "high",
+    2.0,
+  );
+  row(
+    "  peak RSS, pipelined",
+    of(runs.client, "peakRss"),
+    of(runs.sdk, "peakRss"),
+    "B",
+    "low",
+    0.8,
+  );
+  floorCalls = of(runs.floor, "callsPerSecond") / of(runs.client, "callsPerSecond");
+}
+if (wanted("sequential")) {
+  const runs = await rounds("sequential", ["client", "sdk", "floor"]);
+  row(
+    "sequential round trip (2,000 calls)",
+    of(runs.client, "roundTripMs"),
+    of(runs.sdk, "roundTripMs"),
+    "ms",
+    "low",
+    0.8,
+  );
+  row(
+    "  peak RSS, sequential",
+    of(runs.client, "peakRss"),
+    of(runs.sdk, "peakRss"),
+    "B",
+    "low",
+    0.8,
+  );
+  floorRoundTrip = of(runs.floor, "roundTripMs");
+}
+if (wanted("big")) {
+  const runs = await rounds("big", ["client", "sdk"]);
+  row(
+    "16 MiB streamed message",
+    of(runs.client, "seconds"),
+    of(runs.sdk, "seconds"),
+    "s",
+    "low",
+    0.9,
+  );
+  row(
+    "  peak RSS, 16 MiB message",
+    of(runs.client, "peakRss"),
+    of(runs.sdk, "peakRss"),
+    "B",
+    "low",
+    1.0,
+  );
+}
+if (wanted("startup")) {
+  const runs = await rounds("startup", ["client", "sdk"]);
+  row(
+    "start-up, until mm gets initialize",
+    of(runs.client, "initializeAfterMs"),
+    of(runs.sdk, "initializeAfterMs"),
+    "ms",
+    "low",
+    0.8,
+  );
+}
+
+const format = (value: number, unit: string) =>
+  unit === "B"
+    ? `${(value / 2 ** 20).toFixed(1)} MiB`
+    : `${value.toFixed(unit === "calls/s" ? 0 : 3)} ${unit}`;
+console.log("\n| measure | client.ts | SDK reference | ratio | goal | met |");
+console.log("|---|---|---|---|---|---|");
+for (const r of rows) {
+  console.log(
+    `| ${r.what} | ${format(r.client, r.unit)} | ${format(r.reference, r.unit)} | ${
+      (r.client / r.reference).toFixed(2)
+    } | ${r.goal} | ${r.met ? "yes" : "NO"} |`,
+  );
+}
+if (floorCalls) {
+  console.log(
+    `\nfloor (a line echo with canned answers): ${floorCalls.toFixed(2)}× the client's calls/s ` +
+      `(goal ≤ 2.5: ${floorCalls <= 2.5 ? "yes" : "NO"})`,
+  );
+}
+if (floorRoundTrip) {
+  console.log(
+    `floor sequential round trip: ${floorRoundTrip.toFixed(3)} ms ` +
+      `(the agent's and the operating system's share of every round trip)`,
+  );
+}
+
+// ─── Scaling of the framer ───────────────────────────────────────────────────
+
+if (!wanted("scaling")) Deno.exit(0);
+
+console.log(
+  "\nframing cost by message size (LineReader: split and decode, 64 KiB chunks, fastest of 9, the least disturbed by a noisy machine):",
+);
+console.log("| size | time | × previous |");
+console.log("|---|---|---|");
+let previous = 0;
+for (const mib of [1, 2, 4, 8, 16]) {
+  const bytes = new TextEncoder().encode(
+    `{"text":"${"é".repeat(mib * 2 ** 18)}${"x".repeat(mib * 2 ** 19)}"}\n`,
+  );
+  const times: number[] = [];
+  let lines = 0;
+  for (let i = 0; i < 9; i++) {
+    const reader = new LineReader();
+    const started = performance.now();
+    for (let at = 0; at < bytes.length; at += 65536) {
+      for (const line of reader.push(bytes.subarray(at, at + 65536))) {
+        lines += line.length > 0 ? 1 : 0;
+      }
+    }
+    times.push(performance.now() - started);
+  }
+  if (lines !== 9) throw new Error(`${mib} MiB: ${lines} lines read, not 9`);
+  const time = Math.min(...times);
+  console.log(
+    `| ${mib} MiB | ${time.toFixed(1)} ms | ${previous ? (time / previous).toFixed(2) : "–"} |`,
+  );
+  previous = time;
+}

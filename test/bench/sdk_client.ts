@@ -1,0 +1,70 @@
+/**
+ * The reference the benchmark measures `client.ts` against: the same job —
+ * start mm, offer host_info, ask, answer mm's calls and permissions, show the
+ * answer — written the way the official SDK's client-side API suggests.
+ * The tool itself (`hostInfo`, the description) is shared with `client.ts`,
+ * so only the protocol machinery differs.
+ *
+ * @module
+ */
+
+import * as acp from "@agentclientprotocol/sdk";
+import {
+  hostInfo,
+  initializeParams,
+  isOfferedToolTitle,
+  readToolCall,
+  toolList,
+} from "../../client.ts";
+
+const [mm, agentFile, question] = [Deno.args[0], Deno.args[1], Deno.args[2] ?? "How much memory?"];
+const child = new Deno.Command(mm, {
+  args: ["-acp", "-agent", agentFile],
+  stdin: "piped",
+  stdout: "piped",
+  stderr: "inherit",
+}).spawn();
+
+const encoder = new TextEncoder();
+const write = (text: string) => Deno.stdout.writeSync(encoder.encode(text));
+const log = (text: string) => Deno.stderr.writeSync(encoder.encode(`[client] ${text}\n`));
+const anything = (params: unknown) => params;
+
+const app = acp.client({ name: "sdk-reference" })
+  .onRequest("_demo.minime/host_info", anything, ({ params }) => {
+    const { args, sessionId } = readToolCall(params);
+    log(`host_info ${JSON.stringify(args)} (session ${sessionId})`);
+    return hostInfo((args as Record<string, unknown>)?.topic);
+  })
+  .onRequest("_org.mini-me/tools/list", anything, ({ params }) => {
+    log(`list requested for session ${(params as Record<string, unknown>)?.sessionId}`);
+    return toolList();
+  })
+  .onRequest("session/request_permission", ({ params }) => {
+    const allow = isOfferedToolTitle(params.toolCall.title);
+    const option = params.options.find((o) => o.kind === (allow ? "allow_once" : "reject_once"));
+    return option
+      ? { outcome: { outcome: "selected", optionId: option.optionId } }
+      : { outcome: { outcome: "cancelled" } };
+  })
+  .onNotification("session/update", ({ params }) => {
+    const update = params.update;
+    if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
+      write(update.content.text);
+    }
+  });
+
+const stream = acp.ndJsonStream(child.stdin, child.stdout);
+const stopReason = await app.connectWith(stream, async (agent) => {
+  await agent.request("initialize", initializeParams("meta") as unknown as acp.InitializeRequest);
+  const session = await agent.request("session/new", { cwd: Deno.cwd(), mcpServers: [] });
+  write(`❓ ${question}\n`);
+  const answer = await agent.request("session/prompt", {
+    sessionId: session.sessionId,
+    prompt: [{ type: "text", text: question }],
+  });
+  return answer.stopReason;
+});
+write(`\n[${stopReason}]\n`);
+await child.stdin.close().catch(() => {});
+await child.status;
