@@ -252,11 +252,13 @@ Deno.test("Ctrl-C during the turn cancels it the ACP way and exits 130", async (
 });
 
 Deno.test("SIGTERM during the turn cancels it like Ctrl-C and exits 143", async () => {
-  const client = startClient({ env: { MM_SIM_THINK_MS: "30000" } });
+  const pidFile = tempFile("pid", "");
+  const client = startClient({ env: { MM_SIM_THINK_MS: "30000", MM_SIM_PID_FILE: pidFile } });
   await client.waitForStderr("agent_thought_chunk");
   client.child.kill("SIGTERM");
   const run = await client.done();
   assert.equal(run.code, 143, run.stderr);
+  assert.ok(!alive(Number(Deno.readTextFileSync(pidFile))), "mm is gone");
   assert.ok(run.stderr.includes('"method":"session/cancel"'));
   assert.equal(run.out.at(-1), "[cancelled]");
 });

@@ -5,7 +5,15 @@
  */
 
 import assert from "node:assert/strict";
-import { alive, type ClientRun, ROOT, runClient, startClient, tempFile } from "./_run.ts";
+import {
+  alive,
+  type ClientResult,
+  type ClientRun,
+  ROOT,
+  runClient,
+  startClient,
+  tempFile,
+} from "./_run.ts";
 
 const ROGUE = `${ROOT}/test/rogue-mm`;
 
@@ -14,8 +22,25 @@ function rogue(scenario: string, run: ClientRun = {}): ClientRun {
     ...run,
     noMm: true,
     args: ["--mm", ROGUE, ...(run.args ?? [])],
-    env: { ROGUE_SCENARIO: scenario, ...run.env },
+    env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: tempFile("pid", ""), ...run.env },
   };
+}
+
+/**
+ * Runs the client against the rogue peer and checks, whatever the path out,
+ * that it ended within a bound and left no peer process behind.
+ */
+async function runRogue(scenario: string, run: ClientRun = {}): Promise<ClientResult> {
+  const options = rogue(scenario, run);
+  return checkedEnd(options, await runClient(options));
+}
+
+function checkedEnd(options: ClientRun, result: ClientResult): ClientResult {
+  assert.ok(result.ms < 20_000, `the client took ${result.ms} ms`);
+  const pid = Number(Deno.readTextFileSync(options.env!.ROGUE_PID_FILE).split(" ")[0]);
+  assert.ok(pid > 0, "the peer wrote its pid");
+  assert.ok(!alive(pid), "no peer process outlives the client");
+  return result;
 }
 
 /** The `[rogue] …` lines: what the peer saw of the client's answers. */
@@ -31,7 +56,7 @@ for (
   ]
 ) {
   Deno.test(`mm answering ${method} with an error ends the run with exit 1`, async () => {
-    const run = await runClient(rogue(scenario));
+    const run = await runRogue(scenario);
     assert.equal(run.code, 1, run.stderr);
     assert.equal(run.log.at(-1), `error: mm refused ${method}: ${message}`);
     assert.ok(!run.stderr.includes("    at "), "no stack trace");
@@ -39,29 +64,29 @@ for (
 }
 
 Deno.test("mm speaking another protocol version is refused", async () => {
-  const run = await runClient(rogue("version-2"));
+  const run = await runRogue("version-2");
   assert.equal(run.code, 1);
   assert.equal(run.log.at(-1), "error: mm speaks ACP protocol version 2; this client speaks 1");
 });
 
 Deno.test("mm that never answers session/new hits --timeout", async () => {
-  const run = await runClient(rogue("silent-session", { args: ["--timeout", "0.5"] }));
+  const run = await runRogue("silent-session", { args: ["--timeout", "0.5"] });
   assert.equal(run.code, 1);
   assert.equal(run.log.at(-1), "error: mm did not answer session/new within 0.5 s");
   assert.ok(run.ms < 10_000, `ended in ${run.ms} ms`);
 });
 
 Deno.test("a turn ending in refusal exits 1, and one cancelled unasked exits 130", async () => {
-  const refusal = await runClient(rogue("refusal"));
+  const refusal = await runRogue("refusal");
   assert.equal(refusal.code, 1);
   assert.equal(refusal.out.at(-1), "[refusal]");
-  const cancelled = await runClient(rogue("cancelled-unasked"));
+  const cancelled = await runRogue("cancelled-unasked");
   assert.equal(cancelled.code, 130);
   assert.equal(cancelled.out.at(-1), "[cancelled]");
 });
 
 Deno.test("fs, terminal and unknown extension requests get Method not found with their id", async () => {
-  const run = await runClient(rogue("unknown-requests"));
+  const run = await runRogue("unknown-requests");
   assert.equal(run.code, 0, run.stderr);
   assert.deepEqual(seen(run.log), [
     'answer {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}',
@@ -72,7 +97,7 @@ Deno.test("fs, terminal and unknown extension requests get Method not found with
 });
 
 Deno.test("bad frames are answered or ignored as §8 says and the turn still ends", async () => {
-  const run = await runClient(rogue("bad-frames"));
+  const run = await runRogue("bad-frames");
   assert.equal(run.code, 0, run.stderr);
   const parseError =
     'answer {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}';
@@ -101,7 +126,7 @@ Deno.test("bad frames are answered or ignored as §8 says and the turn still end
 });
 
 Deno.test("1,000 host_info requests in flight are all answered, with a permission and a list among them", async () => {
-  const run = await runClient(rogue("flood", { noTrace: true }));
+  const run = await runRogue("flood", { noTrace: true });
   assert.equal(run.code, 0, run.stderr);
   assert.deepEqual(seen(run.log), [
     "host_info answered 1000 of 1000",
@@ -111,7 +136,7 @@ Deno.test("1,000 host_info requests in flight are all answered, with a permissio
 });
 
 Deno.test("the permission policy allows exactly client: host_info and only picks offered options", async () => {
-  const run = await runClient(rogue("permission-attack"));
+  const run = await runRogue("permission-attack");
   assert.equal(run.code, 0, run.stderr);
   const all = JSON.stringify([
     { optionId: "yes", name: "Allow", kind: "allow_once" },
@@ -153,7 +178,7 @@ Deno.test("the permission policy allows exactly client: host_info and only picks
 });
 
 Deno.test("bad host_info calls get an error result or the right log line, never a JSON-RPC error", async () => {
-  const run = await runClient(rogue("bad-calls"));
+  const run = await runRogue("bad-calls");
   assert.equal(run.code, 0, run.stderr);
   const missing =
     '{"content":[{"type":"text","text":"missing parameter \\"topic\\"; use one of: os, cpu, memory, uptime"}],"isError":true}';
@@ -178,7 +203,7 @@ Deno.test("bad host_info calls get an error result or the right log line, never 
 });
 
 Deno.test("$/cancel_request for an answered or unknown request changes nothing", async () => {
-  const run = await runClient(rogue("cancel-request"));
+  const run = await runRogue("cancel-request");
   assert.equal(run.code, 0, run.stderr);
   const [answer] = seen(run.log);
   assert.match(
@@ -189,7 +214,7 @@ Deno.test("$/cancel_request for an answered or unknown request changes nothing",
 });
 
 Deno.test("a line over 32 MiB is logged, the connection dropped, exit 1", async () => {
-  const run = await runClient(rogue("huge-line", { noTrace: true }));
+  const run = await runRogue("huge-line", { noTrace: true });
   assert.equal(run.code, 1, run.stderr);
   assert.ok(
     run.log.includes("[client] mm sent a line longer than 33554432 bytes; dropping the connection"),
@@ -201,7 +226,7 @@ Deno.test("a line over 32 MiB is logged, the connection dropped, exit 1", async 
 });
 
 Deno.test("a 16 MiB message chunk in 64 KiB writes arrives intact", async () => {
-  const run = await runClient(rogue("big-chunk", { noTrace: true }));
+  const run = await runRogue("big-chunk", { noTrace: true });
   assert.equal(run.code, 0, run.stderr);
   const size = 16 * 1024 * 1024;
   assert.equal(run.out.length, 3);
@@ -210,16 +235,17 @@ Deno.test("a 16 MiB message chunk in 64 KiB writes arrives intact", async () => 
 });
 
 Deno.test("mm exiting while a call is answered ends the run with its exit code", async () => {
-  const run = await runClient(rogue("exit-mid-call"));
+  const run = await runRogue("exit-mid-call");
   assert.equal(run.code, 1, run.stderr);
   assert.equal(run.log.at(-1), "error: mm exited with code 0 before the turn ended");
 });
 
 Deno.test("after Ctrl-C a permission request is answered cancelled whatever its title", async () => {
-  const client = startClient(rogue("permission-after-cancel"));
+  const options = rogue("permission-after-cancel");
+  const client = startClient(options);
   await client.waitForStderr("waiting");
   client.child.kill("SIGINT");
-  const run = await client.done();
+  const run = checkedEnd(options, await client.done());
   assert.equal(run.code, 130, run.stderr);
   assert.deepEqual(seen(run.log), [
     `got {"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"20261130-120000-0badc0de"}}`,
@@ -229,29 +255,31 @@ Deno.test("after Ctrl-C a permission request is answered cancelled whatever its 
 });
 
 Deno.test("mm ignoring session/cancel is killed after 5 s, exit 130", async () => {
-  const client = startClient(rogue("ignore-cancel"));
+  const options = rogue("ignore-cancel");
+  const client = startClient(options);
   await client.waitForStderr("waiting");
   client.child.kill("SIGINT");
-  const run = await client.done();
+  const run = checkedEnd(options, await client.done());
   assert.equal(run.code, 130, run.stderr);
   assert.ok(run.ms < 15_000, `ended in ${run.ms} ms`);
 });
 
 Deno.test("a second Ctrl-C kills mm at once, exit 130", async () => {
-  const client = startClient(rogue("ignore-cancel"));
+  const options = rogue("ignore-cancel");
+  const client = startClient(options);
   await client.waitForStderr("waiting");
   client.child.kill("SIGINT");
   await client.waitForStderr("[client] cancelling…");
   const second = performance.now();
   client.child.kill("SIGINT");
-  const run = await client.done();
+  const run = checkedEnd(options, await client.done());
   assert.equal(run.code, 130, run.stderr);
   assert.ok(performance.now() - second < 4000, "did not wait for the 5 s grace");
 });
 
 Deno.test("mm's helper processes do not outlive the client either", async () => {
   const pidFile = tempFile("pids", "");
-  const run = await runClient(rogue("helpers", { env: { ROGUE_PID_FILE: pidFile } }));
+  const run = await runRogue("helpers", { env: { ROGUE_PID_FILE: pidFile } });
   assert.equal(run.code, 0, run.stderr);
   const [mm, helper] = Deno.readTextFileSync(pidFile).split(" ").map(Number);
   assert.ok(!alive(mm), "mm is gone");
@@ -259,7 +287,7 @@ Deno.test("mm's helper processes do not outlive the client either", async () => 
 });
 
 Deno.test("what the user sees: failed calls, non-text content, and nothing of unknown kinds", async () => {
-  const run = await runClient(rogue("render", { noTrace: true }));
+  const run = await runRogue("render", { noTrace: true });
   assert.equal(run.code, 0, run.stderr);
   assert.deepEqual(run.out, [
     "❓ What operating system does my machine run, and how much memory does it have?",
@@ -281,7 +309,7 @@ Deno.test("what the user sees: failed calls, non-text content, and nothing of un
 });
 
 Deno.test("--verbose shows thoughts, plans and usage on stderr, never on stdout", async () => {
-  const run = await runClient(rogue("render", { noTrace: true, args: ["--verbose"] }));
+  const run = await runRogue("render", { noTrace: true, args: ["--verbose"] });
   assert.equal(run.code, 0, run.stderr);
   assert.ok(run.log.includes("thinking hard"));
   assert.ok(run.log.includes("plan:"));

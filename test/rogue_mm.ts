@@ -382,6 +382,8 @@ if (import.meta.main) {
     report(`no scenario ${JSON.stringify(name)}; one of: ${Object.keys(scenarios).join(", ")}`);
     Deno.exit(2);
   }
+  const pidFile = Deno.env.get("ROGUE_PID_FILE");
+  if (pidFile) Deno.writeTextFileSync(pidFile, String(Deno.pid));
   readInbox().catch(() => closed = true);
   await scenario().catch((error) => {
     if (!(error instanceof ClientClosed)) report(`scenario ended: ${error}`);
