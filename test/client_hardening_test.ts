@@ -85,6 +85,20 @@ Deno.test("a turn ending in refusal exits 1, and one cancelled unasked exits 130
   assert.equal(cancelled.out.at(-1), "[cancelled]");
 });
 
+for (const stopReason of ["end_turn", "max_tokens", "max_turn_requests"]) {
+  Deno.test(`a turn ending in ${stopReason} prints it and exits 0`, async () => {
+    const run = await runRogue("stop", { env: { ROGUE_STOP_REASON: stopReason } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.out.at(-1), `[${stopReason}]`);
+  });
+}
+
+Deno.test("mm killed by a signal mid-turn is reported with the signal's name", async () => {
+  const run = await runRogue("killed");
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.log.at(-1), "error: mm exited with signal SIGKILL before the turn ended");
+});
+
 Deno.test("fs, terminal and unknown extension requests get Method not found with their id", async () => {
   const run = await runRogue("unknown-requests");
   assert.equal(run.code, 0, run.stderr);

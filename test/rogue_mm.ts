@@ -123,6 +123,13 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "refusal"() {
     await endTurn(await handshake(), "refusal");
   },
+  async "stop"() {
+    await endTurn(await handshake(), Deno.env.get("ROGUE_STOP_REASON"));
+  },
+  async "killed"() {
+    await handshake();
+    Deno.kill(Deno.pid, "SIGKILL");
+  },
   async "cancelled-unasked"() {
     await endTurn(await handshake(), "cancelled");
   },
