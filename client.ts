@@ -1220,8 +1220,10 @@ function killGroup(child: Deno.ChildProcess): void {
   }
 }
 
-function exitDescription(status: Deno.CommandStatus): string {
-  return status.signal ? `signal ${status.signal}` : `code ${status.code}`;
+/** The error of an mm that exited before the turn ended. */
+function mmExited(status: Deno.CommandStatus): ClientError {
+  const how = status.signal ? `signal ${status.signal}` : `code ${status.code}`;
+  return new ClientError(`mm exited with ${how} before the turn ended`, 1);
 }
 
 /** One conversation with mm, from `initialize` to the stop reason. */
@@ -1258,19 +1260,14 @@ class Run {
         this.#failed(
           new ClientError(`${error.message}; connection dropped`, 1),
         );
-      } else {this.#failed(
-          new ClientError(`reading from mm: ${errorText(error)}`, 1),
-        );}
+      } else {
+        this.#failed(new ClientError(`reading from mm: ${errorText(error)}`, 1));
+      }
     });
     child.status.then(async (status) => {
       // Read what mm wrote before it went, then report it gone.
       await Promise.race([this.#readDone, delay(1000)]);
-      this.#failed(
-        new ClientError(
-          `mm exited with ${exitDescription(status)} before the turn ended`,
-          1,
-        ),
-      );
+      this.#failed(mmExited(status));
     });
   }
 
@@ -1391,12 +1388,7 @@ class Run {
       delay(EXIT_GRACE_MS),
     ]);
     this.#failed(
-      status
-        ? new ClientError(
-          `mm exited with ${exitDescription(status)} before the turn ended`,
-          1,
-        )
-        : new ClientError(`cannot write to mm: ${errorText(error)}`, 1),
+      status ? mmExited(status) : new ClientError(`cannot write to mm: ${errorText(error)}`, 1),
     );
   }
 }
