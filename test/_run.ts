@@ -33,6 +33,14 @@ export interface ClientRun {
   noMm?: boolean;
   /** Files outside the project the client may read too (temporary agent files). */
   readAlso?: string[];
+  /**
+   * What the client reads on stdin: a text written then closed, or `"open"`
+   * for a pipe the test writes to with {@linkcode RunningClient.write}.
+   * Default: no stdin at all (`null`).
+   */
+  stdin?: string | "open";
+  /** How long the whole run may take before the test fails (default 60 s). */
+  deadlineMs?: number;
 }
 
 /** What a finished run printed. */
@@ -55,12 +63,32 @@ export interface ClientResult {
 export interface RunningClient {
   /** The client process. */
   child: Deno.ChildProcess;
-  /** Resolves once stdout contains `text`. */
-  waitForStdout(text: string): Promise<void>;
-  /** Resolves once stderr contains `text`. */
-  waitForStderr(text: string): Promise<void>;
-  /** Waits for the client to exit and returns what it printed. */
+  /** Resolves once stdout contains `text`; fails the test after `ms` (default 20 s). */
+  waitForStdout(text: string, ms?: number): Promise<void>;
+  /** Resolves once stderr contains `text`; fails the test after `ms` (default 20 s). */
+  waitForStderr(text: string, ms?: number): Promise<void>;
+  /** Writes to the client's stdin (with `stdin: "open"`). */
+  write(text: string): Promise<void>;
+  /** Closes the client's stdin (end of input). */
+  closeStdin(): Promise<void>;
+  /**
+   * Waits for the client to exit and returns what it printed. Past the run's
+   * deadline the client is killed and the test fails with what it printed.
+   */
   done(): Promise<ClientResult>;
+}
+
+/** Rejects with `what` after `ms`, unless `promise` settles first. */
+export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`deadline: ${what} (after ${ms} ms)`)), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Starts the client against the mm stand-in (unless told otherwise). */
@@ -86,10 +114,19 @@ export function startClient(run: ClientRun = {}): RunningClient {
     ],
     cwd: run.cwd ?? ROOT,
     env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1", ...run.env },
-    stdin: "null",
+    stdin: run.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  const stdin = run.stdin === undefined ? undefined : child.stdin.getWriter();
+  const encoder = new TextEncoder();
+  // A client that stopped reading its stdin is not the test's failure.
+  const write = (text: string) =>
+    stdin?.write(encoder.encode(text)).catch(() => {}) ?? Promise.resolve();
+  const closeStdin = () => stdin?.close().catch(() => {}) ?? Promise.resolve();
+  if (typeof run.stdin === "string" && run.stdin !== "open") {
+    write(run.stdin).then(closeStdin);
+  }
 
   const text = { stdout: "", stderr: "" };
   const waiters: { stream: "stdout" | "stderr"; text: string; resolve: () => void }[] = [];
@@ -106,18 +143,42 @@ export function startClient(run: ClientRun = {}): RunningClient {
     }
   };
   const reading = Promise.all([collect("stdout", child.stdout), collect("stderr", child.stderr)]);
-  const waitFor = (stream: "stdout" | "stderr") => (wanted: string) =>
-    text[stream].includes(wanted)
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => waiters.push({ stream, text: wanted, resolve }));
+  const waitFor = (stream: "stdout" | "stderr") => (wanted: string, ms = 20_000) =>
+    text[stream].includes(wanted) ? Promise.resolve() : within(
+      ms,
+      `waiting for ${JSON.stringify(wanted)} on ${stream}; it has:\n${text[stream]}`,
+      new Promise<void>((resolve) => waiters.push({ stream, text: wanted, resolve })),
+    ).catch((error) => {
+      child.kill("SIGKILL");
+      throw error;
+    });
+  const deadlineMs = run.deadlineMs ?? 60_000;
 
   return {
     child,
     waitForStdout: waitFor("stdout"),
     waitForStderr: waitFor("stderr"),
+    write,
+    closeStdin,
     async done() {
-      const status = await child.status;
-      await reading;
+      let status: Deno.CommandStatus;
+      try {
+        status = await within(
+          deadlineMs - (performance.now() - started),
+          "the client to exit",
+          child.status,
+        );
+      } catch (error) {
+        child.kill("SIGKILL");
+        await within(5000, "the killed client's output to end", reading).catch(() => {});
+        throw new Error(
+          `${
+            (error as Error).message
+          }\n--- stdout ---\n${text.stdout}\n--- stderr ---\n${text.stderr}`,
+        );
+      }
+      // mm may hold the pipes open if it outlived the client: that is a failure too.
+      await within(5000, "the client's stdout and stderr to close", reading);
       const ms = performance.now() - started;
       if (!run.noTrace) {
         const violations = checkSentFrames(text.stderr);

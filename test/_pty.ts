@@ -1,0 +1,125 @@
+/**
+ * Runs a command in a real pseudo-terminal, as a person at a terminal does:
+ * util-linux `script` gives it a terminal on stdin, stdout and stderr, and
+ * what the test types goes through the terminal's line discipline — so a
+ * typed `\x03` becomes SIGINT for the whole foreground process group, exactly
+ * as Ctrl-C does, and `\x04` at the start of a line is end of input.
+ *
+ * @module
+ */
+
+import { ROOT, START_PERMISSIONS, within } from "./_run.ts";
+
+/** Whether `script` (util-linux) is on this machine. */
+export const hasScript: boolean =
+  new Deno.Command("sh", { args: ["-c", "command -v script"] }).outputSync().success;
+
+/** How to start a command in a terminal. */
+export interface TerminalOptions {
+  /** Extra environment variables; `NO_COLOR` is unset unless given here. */
+  env?: Record<string, string>;
+  /** Working directory (default: the project folder). */
+  cwd?: string;
+  /** How long the command may run before the test fails (default 60 s). */
+  deadlineMs?: number;
+}
+
+/** A command running in a pseudo-terminal. */
+export interface Terminal {
+  /** Everything the terminal showed so far, both streams, raw. */
+  screen(): string;
+  /** Resolves once the screen matches; fails the test after `ms` (default 20 s). */
+  waitFor(wanted: string | RegExp, ms?: number): Promise<void>;
+  /** Types text at the terminal (`"\x03"` is Ctrl-C, `"\x04"` Ctrl-D). */
+  type(text: string): Promise<void>;
+  /** Waits for the command to exit; past the deadline kills it and fails. */
+  done(): Promise<{ code: number; screen: string; ms: number }>;
+}
+
+/** Quotes words for `sh -c`. */
+export function shellWords(words: string[]): string {
+  return words.map((word) => `'${word.replaceAll("'", `'\\''`)}'`).join(" ");
+}
+
+/** The command line that runs the client as the `start` task does, with `args`. */
+export function clientCommand(args: string[], permissions = START_PERMISSIONS): string {
+  return shellWords([
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    "--config",
+    `${ROOT}/deno.json`,
+    ...permissions,
+    `${ROOT}/client.ts`,
+    ...args,
+  ]);
+}
+
+/** Starts `commandLine` (a `sh -c` line) in a pseudo-terminal. */
+export function inTerminal(commandLine: string, options: TerminalOptions = {}): Terminal {
+  const env: Record<string, string> = {
+    ...Deno.env.toObject(),
+    TERM: "xterm-256color",
+    DENO_BIN: Deno.execPath(),
+    // `deno task` runs `deno` by name: the one running the tests.
+    PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+  };
+  delete env.NO_COLOR;
+  Object.assign(env, options.env);
+  const started = performance.now();
+  const child = new Deno.Command("script", {
+    args: ["-qec", commandLine, "/dev/null"],
+    cwd: options.cwd ?? ROOT,
+    clearEnv: true,
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const keyboard = child.stdin.getWriter();
+  let screen = "";
+  const waiters: { wanted: string | RegExp; resolve: () => void }[] = [];
+  const matches = (wanted: string | RegExp) =>
+    typeof wanted === "string" ? screen.includes(wanted) : wanted.test(screen);
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stdout) {
+      screen += decoder.decode(chunk, { stream: true });
+      for (const waiter of waiters.filter((w) => matches(w.wanted))) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+  })();
+  child.stderr.cancel();
+  const deadlineMs = options.deadlineMs ?? 60_000;
+  const fail = (error: unknown): never => {
+    child.kill("SIGKILL");
+    throw new Error(`${(error as Error).message}\n--- terminal ---\n${JSON.stringify(screen)}`);
+  };
+
+  return {
+    screen: () => screen,
+    waitFor(wanted, ms = 20_000) {
+      if (matches(wanted)) return Promise.resolve();
+      return within(
+        ms,
+        `waiting for ${wanted} on the terminal`,
+        new Promise<void>((resolve) => waiters.push({ wanted, resolve })),
+      ).catch(fail);
+    },
+    async type(text) {
+      await keyboard.write(new TextEncoder().encode(text)).catch(() => {});
+    },
+    async done() {
+      const status = await within(
+        deadlineMs - (performance.now() - started),
+        "the command in the terminal to exit",
+        child.status,
+      ).catch(fail);
+      await within(5000, "the terminal's output to end", reading).catch(fail);
+      await keyboard.close().catch(() => {});
+      return { code: status.code, screen, ms: performance.now() - started };
+    },
+  };
+}
