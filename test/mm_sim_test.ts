@@ -1,12 +1,15 @@
 /**
- * The stand-in's fidelity to seed `000_1061b47c48e08683.txt`: each test names
- * the seed table and row it checks.
+ * The stand-in's pure functions against mini-me's acp-client-tools.md ("Référence :
+ * outils du client ACP"): each test names the section and row it checks. The
+ * same rows are checked over the wire in mm_sim_wire_test.ts.
  */
 
 import assert from "node:assert/strict";
 import {
   answerFrom,
   cutToMaxOutput,
+  errorText,
+  MODEL_META,
   modelName,
   newSessionId,
   parseDuration,
@@ -35,12 +38,9 @@ Deno.test('"Description d\'un outil", description: absent gives "Tool provided b
 });
 
 Deno.test('"Validation d\'une liste", row "not a tool description": an entry that is not a tool object', () => {
-  const { tools, skipped } = validateToolList(["open_buffers", 3, null, [TOOL], {
-    ...TOOL,
-    name: 5,
-  }]);
+  const { tools, skipped } = validateToolList(["open_buffers", 3, [TOOL], { ...TOOL, name: 5 }]);
   assert.equal(tools.length, 0);
-  assert.equal(skipped.length, 5);
+  assert.equal(skipped.length, 4);
   skipped.forEach((line, i) =>
     assert.match(line, new RegExp(`^entry ${i} skipped: not a tool description: `))
   );
@@ -88,6 +88,25 @@ Deno.test('"Validation d\'une liste": the other entries are kept and tools are s
   assert.equal(skipped.length, 1);
 });
 
+Deno.test("a null entry or a null field reads as absent, as Go decodes JSON", () => {
+  const { tools, skipped } = validateToolList([
+    null,
+    { ...TOOL, name: null },
+    { ...TOOL, method: null },
+    { ...TOOL, description: null, inputSchema: null },
+    { name: "typed", method: "_t", inputSchema: { type: null, required: null } },
+  ]);
+  assert.deepEqual(skipped, [
+    "entry 0 skipped: no name",
+    "entry 1 skipped: no name",
+    'entry 2 skipped: method "" must start with "_" (an ACP extension method)',
+  ]);
+  assert.deepEqual(tools.map((t) => [t.name, t.description, t.required]), [
+    ["open_buffers", "Tool provided by the editor (_com.example/workspace/buffers).", []],
+    ["typed", "Tool provided by the editor (_t).", []],
+  ]);
+});
+
 Deno.test('"Réponse": text blocks concatenated, other blocks replaced, isError wrapped', () => {
   assert.deepEqual(
     resultText({
@@ -119,12 +138,40 @@ Deno.test('"Réponse": a JSON string without its quotes, any other value as JSON
   assert.deepEqual(resultText([1]), { text: "[1]", failed: false });
 });
 
+Deno.test('"Erreurs": a JSON-RPC error reads as its compact JSON, data kept when present', () => {
+  assert.equal(
+    errorText({ code: -32800, message: "Request cancelled" }),
+    '[client tool error: {"code":-32800,"message":"Request cancelled"}]',
+  );
+  assert.equal(
+    errorText({ code: 1, message: "m", data: { why: "x" } }),
+    '[client tool error: {"code":1,"message":"m","data":{"why":"x"}}]',
+  );
+  assert.equal(
+    errorText({ code: 1, message: "m", data: null }),
+    '[client tool error: {"code":1,"message":"m"}]',
+  );
+});
+
 Deno.test('"Erreurs": every result is cut to maxOutput, keeping its start and its end', () => {
   assert.equal(cutToMaxOutput("short", 100), "short");
   const cut = cutToMaxOutput("a".repeat(500) + "b".repeat(500), 100);
-  assert.ok([...cut].length <= 100);
+  assert.equal([...cut].length, 100);
   assert.ok(cut.startsWith("aaa") && cut.endsWith("bbb"));
-  assert.ok(cut.includes("characters cut"));
+  assert.ok(cut.includes("900 characters cut"));
+});
+
+Deno.test("a cut is never longer than maxOutput, however small, and keeps an end when it can", () => {
+  const text = "abcdefghijklmnopqrstuvwxyz".repeat(4);
+  for (let max = 0; max < 110; max++) {
+    const cut = cutToMaxOutput(text, max);
+    assert.ok([...cut].length <= max, `max ${max}: ${JSON.stringify(cut)}`);
+    if (max >= 2 && max < text.length) assert.ok(cut.startsWith("a"), `max ${max}: ${cut}`);
+    if (max >= 3 && max < text.length) assert.ok(cut.endsWith("z"), `max ${max}: ${cut}`);
+  }
+  assert.equal(cutToMaxOutput(text, 1), "…");
+  assert.equal(cutToMaxOutput(text, 2), "a…");
+  assert.equal(cutToMaxOutput("🙂🙂🙂🙂🙂", 3), "🙂…🙂");
 });
 
 Deno.test('"Configuration": defaults, and the keys read from an agent file', () => {
@@ -135,6 +182,7 @@ Deno.test('"Configuration": defaults, and the keys read from an agent file', () 
     discovery: "meta",
     permissions: "auto",
     timeoutMs: 30000,
+    warnings: [],
   });
   assert.deepEqual(
     readAgentConfig(
@@ -147,10 +195,38 @@ Deno.test('"Configuration": defaults, and the keys read from an agent file', () 
       discovery: "request",
       permissions: "ask",
       timeoutMs: 500,
+      warnings: [],
     },
   );
-  assert.equal(parseDuration("2m", 0), 120_000);
-  assert.equal(parseDuration("soon", 7), 7);
+});
+
+Deno.test('"Configuration": durations are Go durations', () => {
+  const cases: [string, number][] = [
+    ["500ms", 500],
+    ["2s", 2000],
+    ["1m30s", 90_000],
+    ["0m2s", 2000],
+    ["1h", 3_600_000],
+    ["1.5s", 1500],
+    ["2h45m", 9_900_000],
+    [".5s", 500],
+    ["1500us", 1.5],
+    ["0", 0],
+  ];
+  for (const [text, ms] of cases) assert.equal(parseDuration(text), ms, text);
+  for (const bad of ["5", "", "s", "1x", "1s ", "1 s", "1m30", "ms", "1.2.3s"]) {
+    assert.equal(parseDuration(bad), undefined, bad);
+  }
+});
+
+Deno.test('"Configuration": a bare number or a bad duration is reported and 30s used', () => {
+  for (const [yaml, shown] of [["5", "5"], ["soon", "soon"], ['"0s"', "0s"], ["-1s", "-1s"]]) {
+    const config = readAgentConfig(`acp:\n  clientTools:\n    timeout: ${yaml}\n`);
+    assert.equal(config.timeoutMs, 30_000);
+    assert.deepEqual(config.warnings, [
+      `[acp] config: acp.clientTools.timeout: invalid duration "${shown}" (using 30s)`,
+    ]);
+  }
 });
 
 Deno.test("the scripted model picks topics from the question's words, in order", () => {
@@ -171,6 +247,7 @@ Deno.test("the scripted model picks topics from the question's words, in order",
   assert.deepEqual(plannedCalls("Hello"), [{ topic: "os" }, { topic: "memory" }]);
   assert.deepEqual(plannedCalls("How big is my disk?"), [{ topic: "disk" }]);
   assert.deepEqual(plannedCalls("anything without a topic"), [{}]);
+  assert.deepEqual(plannedCalls("memory, with a _meta"), [{ topic: "memory", _meta: MODEL_META }]);
   assert.match(
     answerFrom([{ args: { topic: "os" }, text: "Linux" }]),
     /operating system: Linux\.$/,
