@@ -1,0 +1,328 @@
+/**
+ * A test client for the mm stand-in, over the wire: it starts
+ * `test/mm-sim -acp -agent <file>` as a process and speaks raw
+ * newline-delimited JSON-RPC to it, so a test can answer mm's requests in
+ * any way — a result, a JSON-RPC error, or not at all. Every wait has a
+ * deadline: a test fails, it never hangs.
+ *
+ * @module
+ */
+
+import type * as acp from "@agentclientprotocol/sdk";
+
+/** The text of a tool call's content list (text blocks only, joined). */
+export function contentText(content: acp.ToolCallContent[] | null | undefined): string {
+  return (content ?? []).map((c) =>
+    c.type === "content" && c.content.type === "text" ? c.content.text : ""
+  ).join("");
+}
+
+/** The project folder. */
+export const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+
+/** One JSON-RPC message, as read from the wire. */
+export interface Frame {
+  /** Request or response id. */
+  id?: number | string | null;
+  /** Request or notification method. */
+  method?: string;
+  /** Request or notification params. */
+  params?: Record<string, unknown>;
+  /** A response's result. */
+  result?: unknown;
+  /** A response's error. */
+  error?: { code: number; message: string; data?: unknown };
+}
+
+/** How the test client answers one request from mm: `undefined` leaves it unanswered. */
+export type Reply = { result: unknown } | { error: Frame["error"] } | undefined;
+
+/** A handler for requests from mm, by method. */
+export type Handler = (params: Record<string, unknown>, frame: Frame) => Reply | Promise<Reply>;
+
+/** The demo's tool, as a client offers it. */
+export const HOST_INFO = {
+  name: "host_info",
+  description: "Facts about the machine the user's client runs on.",
+  method: "_demo.minime/host_info",
+  inputSchema: {
+    type: "object",
+    properties: { topic: { type: "string", enum: ["os", "cpu", "memory", "uptime"] } },
+    required: ["topic"],
+  },
+};
+
+/** A small agent file with these `acp.clientTools` keys (and `yolo`, `maxOutput`). */
+export function agentYaml(
+  o: {
+    yolo?: boolean;
+    maxOutput?: number;
+    enabled?: boolean;
+    discovery?: string;
+    permissions?: string;
+    timeout?: string;
+  } = {},
+): string {
+  return [
+    `yolo: ${o.yolo ?? true}`,
+    ...(o.maxOutput === undefined ? [] : [`maxOutput: ${o.maxOutput}`]),
+    "acp:",
+    "  clientTools:",
+    `    enabled: ${o.enabled ?? true}`,
+    `    discovery: ${o.discovery ?? "meta"}`,
+    `    permissions: ${o.permissions ?? "auto"}`,
+    ...(o.timeout === undefined ? [] : [`    timeout: ${o.timeout}`]),
+    "",
+  ].join("\n");
+}
+
+/** Rejects with a message naming what was awaited once `ms` pass. */
+export function deadline<T>(promise: Promise<T>, what: string, ms = 5000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** How a test starts the stand-in. */
+export interface PeerOptions {
+  /** The agent file's text (see {@linkcode agentYaml}). */
+  agent?: string;
+  /** Extra environment (the `MM_SIM_*` knobs). */
+  env?: Record<string, string>;
+  /** The folder for session files (default: a fresh one). */
+  stateDir?: string;
+}
+
+/** The stand-in as a process, and the test client's end of the wire. */
+export class Peer {
+  /** Every frame mm wrote, in order. */
+  readonly frames: Frame[] = [];
+  /** Everything mm wrote on stderr. */
+  stderr = "";
+  /** How the client answers mm's requests, by method (anything else: -32601). */
+  readonly handlers: Record<string, Handler> = {};
+  /** The folder of session files. */
+  readonly stateDir: string;
+  #child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #nextId = 0;
+  #wake: (() => void)[] = [];
+  #reading: Promise<unknown>;
+
+  constructor(options: PeerOptions = {}) {
+    const dir = Deno.makeTempDirSync({ prefix: "mm-sim-wire-" });
+    const agent = `${dir}/agent.yaml`;
+    Deno.writeTextFileSync(agent, options.agent ?? agentYaml());
+    this.stateDir = options.stateDir ?? `${dir}/sessions`;
+    this.#child = new Deno.Command(`${ROOT}/test/mm-sim`, {
+      args: ["-acp", "-agent", agent],
+      env: { DENO_BIN: Deno.execPath(), MM_SIM_STATE_DIR: this.stateDir, ...options.env },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#writer = this.#child.stdin.getWriter();
+    // What a well-behaved client answers; a test replaces what it needs.
+    this.handlers["_org.mini-me/tools/list"] = () => ({ result: { tools: [HOST_INFO] } });
+    this.handlers["_demo.minime/host_info"] = (params) => ({
+      result: { content: [{ type: "text", text: `fact about ${params.topic}` }] },
+    });
+    this.handlers["session/request_permission"] = (params) => {
+      const options = params.options as acp.PermissionOption[];
+      const allow = options.find((o) => o.kind === "allow_once");
+      return { result: { outcome: { outcome: "selected", optionId: allow?.optionId } } };
+    };
+    this.#reading = Promise.all([this.#readFrames(), this.#readStderr()]);
+  }
+
+  async #readFrames(): Promise<void> {
+    let buffer = "";
+    for await (const chunk of this.#child.stdout.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let end;
+      while ((end = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, end).trim();
+        buffer = buffer.slice(end + 1);
+        if (line === "") continue;
+        const frame: Frame = JSON.parse(line);
+        this.frames.push(frame);
+        if (frame.method && frame.id !== undefined) void this.#answer(frame);
+        this.#notify();
+      }
+    }
+  }
+
+  async #readStderr(): Promise<void> {
+    for await (const chunk of this.#child.stderr.pipeThrough(new TextDecoderStream())) {
+      this.stderr += chunk;
+      this.#notify();
+    }
+  }
+
+  #notify(): void {
+    for (const wake of this.#wake.splice(0)) wake();
+  }
+
+  async #answer(frame: Frame): Promise<void> {
+    const handler = this.handlers[frame.method!];
+    const reply = handler
+      ? await handler(frame.params ?? {}, frame)
+      : { error: { code: -32601, message: "Method not found" } };
+    if (reply) await this.send({ id: frame.id, ...reply });
+  }
+
+  /** Writes one frame. */
+  send(frame: Record<string, unknown>): Promise<void> {
+    const line = `${JSON.stringify({ jsonrpc: "2.0", ...frame })}\n`;
+    return this.#writer.write(new TextEncoder().encode(line));
+  }
+
+  /** Sends a request and returns mm's response frame (result or error). */
+  async request(method: string, params: unknown, ms = 5000): Promise<Frame> {
+    const id = `t${this.#nextId++}`;
+    await this.send({ id, method, params });
+    return this.waitFor(
+      (f) => f.id === id && f.method === undefined,
+      `the answer to ${method}`,
+      ms,
+    );
+  }
+
+  /** Sends a notification. */
+  notify(method: string, params: unknown): Promise<void> {
+    return this.send({ method, params });
+  }
+
+  /** Resolves with the first frame (from `from` on) that matches, before the deadline. */
+  waitFor(match: (f: Frame) => boolean, what: string, ms = 5000, from = 0): Promise<Frame> {
+    return deadline(
+      (async () => {
+        while (true) {
+          const found = this.frames.slice(from).find(match);
+          if (found) return found;
+          await new Promise<void>((wake) => this.#wake.push(wake));
+        }
+      })(),
+      what,
+      ms,
+    );
+  }
+
+  /** Resolves once stderr contains `text`, before the deadline. */
+  waitForStderr(text: string, ms = 5000): Promise<void> {
+    return deadline(
+      (async () => {
+        while (!this.stderr.includes(text)) {
+          await new Promise<void>((wake) => this.#wake.push(wake));
+        }
+      })(),
+      `stderr line ${JSON.stringify(text)}; stderr so far:\n${this.stderr}`,
+      ms,
+    );
+  }
+
+  /** mm's `[acp] …` lines on stderr. */
+  acpLines(): string[] {
+    return this.stderr.split("\n").filter((l) => l.startsWith("[acp] "));
+  }
+
+  /** Requests from mm with this method, in order. */
+  requests(method: string): Frame[] {
+    return this.frames.filter((f) => f.method === method && f.id !== undefined);
+  }
+
+  /** `session/update` notifications, in order (`update` objects only). */
+  updates(sessionId?: string): acp.SessionUpdate[] {
+    return this.frames
+      .filter((f) =>
+        f.method === "session/update" && (!sessionId || f.params?.sessionId === sessionId)
+      )
+      .map((f) => (f.params as unknown as acp.SessionNotification).update);
+  }
+
+  /** `initialize` with this `org.mini-me/tools` value (omitted when `undefined`). */
+  async initialize(tools: unknown = [HOST_INFO]): Promise<Frame> {
+    const answer = await this.request("initialize", {
+      protocolVersion: 1,
+      clientInfo: { name: "wire-test", version: "0" },
+      clientCapabilities: {
+        fs: { readTextFile: false, writeTextFile: false },
+        terminal: false,
+        ...(tools === undefined ? {} : { _meta: { "org.mini-me/tools": tools } }),
+      },
+    });
+    if (answer.error) throw new Error(`initialize failed: ${JSON.stringify(answer.error)}`);
+    return answer;
+  }
+
+  /** `session/new`; returns the session id. */
+  async newSession(cwd = "/tmp"): Promise<string> {
+    const answer = await this.request("session/new", { cwd, mcpServers: [] });
+    if (answer.error) throw new Error(`session/new failed: ${JSON.stringify(answer.error)}`);
+    return (answer.result as acp.NewSessionResponse).sessionId;
+  }
+
+  /** One prompt turn; returns the stop reason, or throws on an error answer. */
+  async prompt(sessionId: string, text: string, ms = 5000): Promise<string> {
+    const answer = await this.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text }],
+    }, ms);
+    if (answer.error) throw new Error(`session/prompt failed: ${JSON.stringify(answer.error)}`);
+    return (answer.result as acp.PromptResponse).stopReason;
+  }
+
+  /** The text of each final `tool_call_update` (completed or failed), in order. */
+  finalTexts(sessionId?: string): string[] {
+    return this.updates(sessionId).flatMap((u) =>
+      u.sessionUpdate === "tool_call_update" &&
+        (u.status === "completed" || u.status === "failed")
+        ? [contentText(u.content)]
+        : []
+    );
+  }
+
+  /** The agent's message text (all chunks), joined. */
+  answerText(sessionId?: string): string {
+    return this.updates(sessionId).map((u) =>
+      u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? u.content.text : ""
+    ).join("");
+  }
+
+  /** Ends the stand-in: closes its stdin, then kills it if it lingers. */
+  async close(): Promise<void> {
+    await this.#writer.close().catch(() => {});
+    const exited = await deadline(this.#child.status, "mm-sim to exit", 2000).catch(() =>
+      undefined
+    );
+    if (!exited) {
+      try {
+        this.#child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await this.#child.status;
+    }
+    await deadline(this.#reading, "mm-sim's output to end", 2000).catch(() => {});
+  }
+}
+
+/** Starts the stand-in, runs `body` with it, and always ends it. */
+export async function withPeer(
+  options: PeerOptions,
+  body: (peer: Peer) => Promise<void>,
+): Promise<void> {
+  const peer = new Peer(options);
+  try {
+    await body(peer);
+  } catch (error) {
+    throw new Error(
+      `${error instanceof Error ? error.message : error}\nmm's stderr:\n${peer.stderr}`,
+      {
+        cause: error,
+      },
+    );
+  } finally {
+    await peer.close();
+  }
+}

@@ -1,0 +1,812 @@
+/**
+ * The mm stand-in over the wire, as a client meets it: each test starts
+ * `test/mm-sim -acp -agent <file>`, speaks newline-delimited JSON-RPC to it,
+ * and checks one row of mini-me's acp-client-tools.md ("Référence : outils
+ * du client ACP") that a client can observe. What the model read is the
+ * text of each call's final `tool_call_update`.
+ */
+
+import assert from "node:assert/strict";
+import { agentYaml, deadline, type Frame, HOST_INFO, type Peer, withPeer } from "./_wire.ts";
+
+const QUESTION = "What operating system does my machine run, and how much memory does it have?";
+
+/** Starts mm with a meta agent, announces `tools` in initialize, and returns mm's `[acp]` lines. */
+async function metaLines(tools: unknown[]): Promise<string[]> {
+  let lines: string[] = [];
+  await withPeer({}, async (peer) => {
+    await peer.initialize(tools);
+    await peer.waitForStderr("[acp] client tools (meta):");
+    lines = peer.acpLines();
+  });
+  return lines;
+}
+
+/** The index of a frame in what mm wrote. */
+function at(peer: Peer, frame: Frame): number {
+  return peer.frames.indexOf(frame);
+}
+
+/** A promise and its resolver, for a client that answers later. */
+function later<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => resolve = r);
+  return { promise, resolve };
+}
+
+// ─── Validation d'une liste ──────────────────────────────────────────────────
+// (acp-client-tools.md, "Validation d'une liste"): "Une entrée invalide est
+// ignorée et une ligne est écrite sur le stderr de mm ([acp] client tools:
+// entry <i> skipped: <raison>) ; les autres entrées sont gardées".
+
+Deno.test('an entry that is not a tool object is skipped as "not a tool description"', async () => {
+  const lines = await metaLines([
+    "host_info",
+    3,
+    [HOST_INFO],
+    { ...HOST_INFO, name: 5 },
+    HOST_INFO,
+  ]);
+  for (let i = 0; i < 4; i++) {
+    assert.ok(
+      lines.some((l) =>
+        l.startsWith(`[acp] client tools: entry ${i} skipped: not a tool description: `)
+      ),
+      lines.join("\n"),
+    );
+  }
+  assert.ok(lines.includes("[acp] client tools (meta): client_host_info"), lines.join("\n"));
+});
+
+Deno.test('an entry whose name is absent, empty or null is skipped as "no name"', async () => {
+  const lines = await metaLines([
+    { method: "_a/b" },
+    { name: "", method: "_a/b" },
+    { name: null, method: "_a/b" },
+    HOST_INFO,
+  ]);
+  assert.deepEqual(lines, [
+    "[acp] client tools: entry 0 skipped: no name",
+    "[acp] client tools: entry 1 skipped: no name",
+    "[acp] client tools: entry 2 skipped: no name",
+    "[acp] client tools (meta): client_host_info",
+  ]);
+});
+
+Deno.test("an entry whose method is absent or not an extension method is skipped", async () => {
+  const lines = await metaLines([{ name: "a" }, { name: "b", method: "workspace/buffers" }]);
+  assert.deepEqual(lines, [
+    '[acp] client tools: entry 0 skipped: method "" must start with "_" (an ACP extension method)',
+    '[acp] client tools: entry 1 skipped: method "workspace/buffers" must start with "_" (an ACP extension method)',
+    "[acp] client tools (meta): ",
+  ]);
+});
+
+Deno.test("an entry whose inputSchema describes something else than an object is skipped", async () => {
+  const lines = await metaLines([{ ...HOST_INFO, inputSchema: { type: "array" } }]);
+  assert.equal(
+    lines[0],
+    '[acp] client tools: entry 0 skipped: inputSchema.type must be "object", got "array"',
+  );
+});
+
+Deno.test("of two entries with the same model name the first is kept and the second skipped", async () => {
+  await withPeer({}, async (peer) => {
+    peer.handlers["_other/host"] = () => ({ result: "from the second" });
+    await peer.initialize([HOST_INFO, { name: "host-info", method: "_other/host" }]);
+    await peer.waitForStderr("(meta)");
+    assert.deepEqual(peer.acpLines(), [
+      '[acp] client tools: entry 1 skipped: duplicate tool name "client_host_info"',
+      "[acp] client tools (meta): client_host_info",
+    ]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Which OS?"), "end_turn");
+    assert.equal(peer.requests("_other/host").length, 0);
+    assert.deepEqual(peer.finalTexts(), ["fact about os"]);
+  });
+});
+
+Deno.test("the tools are sorted by the name the model sees, with names normalised", async () => {
+  const lines = await metaLines([
+    { name: "zeta", method: "_z" },
+    { name: "  open buffers!", method: "_o" },
+    HOST_INFO,
+  ]);
+  assert.deepEqual(lines, [
+    "[acp] client tools (meta): client_host_info, client_open_buffers, client_zeta",
+  ]);
+});
+
+Deno.test("null fields of a tool description read as absent: default description, no schema", async () => {
+  await withPeer({}, async (peer) => {
+    await peer.initialize([{ ...HOST_INFO, description: null, inputSchema: null }]);
+    const session = await peer.newSession();
+    // No schema, so no required parameter: the call without a topic reaches the client.
+    assert.equal(await peer.prompt(session, "Tell me without a topic"), "end_turn");
+    assert.deepEqual(peer.requests("_demo.minime/host_info")[0].params, {
+      _meta: { "org.mini-me/sessionId": session },
+    });
+    const thought = peer.updates().find((u) => u.sessionUpdate === "agent_thought_chunk");
+    assert.ok(
+      JSON.stringify(thought).includes("Tool provided by the editor (_demo.minime/host_info)."),
+    );
+  });
+});
+
+// ─── Découverte ──────────────────────────────────────────────────────────────
+
+Deno.test("meta mode: the list of initialize serves every session and mm asks for none", async () => {
+  await withPeer({}, async (peer) => {
+    await peer.initialize();
+    const first = await peer.newSession();
+    const second = await peer.newSession();
+    assert.equal(await peer.prompt(second, QUESTION), "end_turn");
+    assert.equal(await peer.prompt(first, "Which CPU?"), "end_turn");
+    assert.equal(peer.requests("_org.mini-me/tools/list").length, 0);
+    assert.deepEqual(peer.finalTexts(second), ["fact about os", "fact about memory"]);
+    assert.deepEqual(peer.finalTexts(first), ["fact about cpu"]);
+    assert.ok(peer.acpLines().includes("[acp] client tools (meta): client_host_info"));
+  });
+});
+
+Deno.test("meta mode: true instead of a list gives no tool and the documented line", async () => {
+  // (acp-client-tools.md, "Mode meta"): "la valeur true à la place d'une liste ne donne aucun outil".
+  await withPeer({}, async (peer) => {
+    await peer.initialize(true);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+    assert.deepEqual(peer.acpLines(), [
+      '[acp] client tools: "org.mini-me/tools" is not a list of tools; a client that answers _org.mini-me/tools/list needs acp.clientTools.discovery: request',
+    ]);
+    assert.equal(peer.requests("_org.mini-me/tools/list").length, 0);
+    assert.match(peer.answerText(), /^I cannot see your machine/);
+  });
+});
+
+Deno.test("request mode: mm asks for the list while it handles session/new, before answering", async () => {
+  // (acp-client-tools.md, "Mode request"): "avant d'y répondre".
+  await withPeer({ agent: agentYaml({ discovery: "request" }) }, async (peer) => {
+    await peer.initialize(true);
+    const answer = await peer.request("session/new", { cwd: "/home/me/project", mcpServers: [] });
+    const sessionId = (answer.result as { sessionId: string }).sessionId;
+    const [list] = peer.requests("_org.mini-me/tools/list");
+    assert.deepEqual(list.params, { sessionId, cwd: "/home/me/project" });
+    assert.ok(at(peer, list) < at(peer, answer));
+    assert.deepEqual(peer.acpLines(), [
+      `[acp] session ${sessionId} client tools (request): client_host_info`,
+    ]);
+    assert.equal(await peer.prompt(sessionId, "How much RAM?"), "end_turn");
+    assert.deepEqual(peer.finalTexts(), ["fact about memory"]);
+  });
+});
+
+for (
+  const [what, reply, line] of [
+    [
+      "an error",
+      { error: { code: -32603, message: "Internal error" } },
+      'list request failed: {"code":-32603,"message":"Internal error"}',
+    ],
+    ["no tools array", { result: { tool: [HOST_INFO] } }, "the list answer has no tools array"],
+  ] as const
+) {
+  Deno.test(`request mode: a list answer with ${what} gives no tool, a line, and the session opens`, async () => {
+    await withPeer({ agent: agentYaml({ discovery: "request" }) }, async (peer) => {
+      peer.handlers["_org.mini-me/tools/list"] = () => reply;
+      await peer.initialize(true);
+      const session = await peer.newSession();
+      assert.deepEqual(peer.acpLines(), [`[acp] client tools: session ${session}: ${line}`]);
+      assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+      assert.match(peer.answerText(), /^I cannot see your machine/);
+    });
+  });
+}
+
+Deno.test("request mode: a list not answered within the timeout gives no tool and is cancelled", async () => {
+  await withPeer({ agent: agentYaml({ discovery: "request", timeout: "300ms" }) }, async (peer) => {
+    peer.handlers["_org.mini-me/tools/list"] = () => undefined;
+    await peer.initialize(true);
+    const started = performance.now();
+    const session = await peer.newSession();
+    assert.ok(performance.now() - started < 3000);
+    const [list] = peer.requests("_org.mini-me/tools/list");
+    assert.ok(
+      peer.frames.some((f) => f.method === "$/cancel_request" && f.params?.requestId === list.id),
+    );
+    assert.deepEqual(peer.acpLines(), [
+      `[acp] client tools: session ${session}: list request failed: context deadline exceeded`,
+    ]);
+  });
+});
+
+Deno.test("each session asks for the list again, and two sessions may have different tools", async () => {
+  // (acp-client-tools.md, "Mode request"): "Chaque session redemande la liste".
+  await withPeer({ agent: agentYaml({ discovery: "request" }) }, async (peer) => {
+    let asked = 0;
+    peer.handlers["_org.mini-me/tools/list"] = () => ({
+      result: { tools: asked++ === 0 ? [HOST_INFO] : [] },
+    });
+    await peer.initialize(true);
+    const first = await peer.newSession();
+    const second = await peer.newSession();
+    assert.deepEqual(
+      peer.requests("_org.mini-me/tools/list").map((f) => f.params?.sessionId),
+      [first, second],
+    );
+    await peer.prompt(second, QUESTION);
+    await peer.prompt(first, QUESTION);
+    assert.match(peer.answerText(second), /^I cannot see your machine/);
+    assert.deepEqual(peer.finalTexts(first), ["fact about os", "fact about memory"]);
+  });
+});
+
+// ─── Appel d'un outil ────────────────────────────────────────────────────────
+
+Deno.test("a call without its required parameters never reaches the client", async () => {
+  // (acp-client-tools.md, "Avant la requête"): "Aucune requête n'est envoyée".
+  await withPeer({}, async (peer) => {
+    await peer.initialize();
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Tell me without a topic"), "end_turn");
+    assert.equal(peer.requests("_demo.minime/host_info").length, 0);
+    assert.deepEqual(peer.finalTexts(), [
+      "[client tool error: missing required parameters: topic]",
+    ]);
+    assert.ok(
+      peer.updates().some((u) => u.sessionUpdate === "tool_call_update" && u.status === "failed"),
+    );
+  });
+});
+
+for (
+  const [what, agent, asks] of [
+    ["permissions: ask", agentYaml({ permissions: "ask" }), true],
+    ["permissions: auto with yolo: false", agentYaml({ yolo: false }), true],
+    ["permissions: auto with yolo: true", agentYaml(), false],
+  ] as const
+) {
+  Deno.test(`${what}: mm ${asks ? "asks before each call" : "asks no permission"}`, async () => {
+    // (acp-client-tools.md, "Avant la requête"): the title is "client: <name>", the kind "other".
+    await withPeer({ agent }, async (peer) => {
+      await peer.initialize();
+      const session = await peer.newSession();
+      assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+      const asked = peer.requests("session/request_permission");
+      const calls = peer.requests("_demo.minime/host_info");
+      assert.equal(asked.length, asks ? 2 : 0);
+      assert.equal(calls.length, 2);
+      for (const [i, permission] of asked.entries()) {
+        const toolCall = permission.params?.toolCall as Record<string, unknown>;
+        assert.equal(toolCall.title, "client: host_info");
+        assert.equal(toolCall.kind, "other");
+        assert.ok(at(peer, permission) < at(peer, calls[i]));
+      }
+      assert.deepEqual(peer.finalTexts(), ["fact about os", "fact about memory"]);
+    });
+  });
+}
+
+for (
+  const [what, reply] of [
+    ["the reject option", { result: { outcome: { outcome: "selected", optionId: "reject" } } }],
+    ["cancelled", { result: { outcome: { outcome: "cancelled" } } }],
+    ["an option mm did not offer", {
+      result: { outcome: { outcome: "selected", optionId: "yes" } },
+    }],
+    ["a JSON-RPC error", { error: { code: -32603, message: "Internal error" } }],
+    ["a result that is not a permission outcome", { result: { allowed: true } }],
+  ] as const
+) {
+  Deno.test(`a permission answered with ${what} is a refusal and the turn goes on`, async () => {
+    await withPeer({ agent: agentYaml({ permissions: "ask" }) }, async (peer) => {
+      peer.handlers["session/request_permission"] = () => reply;
+      await peer.initialize();
+      const session = await peer.newSession();
+      assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+      assert.equal(peer.requests("_demo.minime/host_info").length, 0);
+      assert.deepEqual(peer.finalTexts(), [
+        "[client_host_info rejected by user]",
+        "[client_host_info rejected by user]",
+      ]);
+      assert.match(peer.answerText(), /rejected by user/);
+    });
+  });
+}
+
+Deno.test("the call carries the model's arguments at the top level and mm's _meta instead of the model's", async () => {
+  // (acp-client-tools.md, "Requête"): "Un _meta que le modèle aurait mis dans ses arguments est remplacé."
+  await withPeer({}, async (peer) => {
+    await peer.initialize();
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Which OS? (the model adds a _meta)"), "end_turn");
+    const toolCall = peer.updates().find((u) => u.sessionUpdate === "tool_call");
+    assert.ok(JSON.stringify(toolCall).includes("made-up-by-the-model"), "the model did add one");
+    assert.deepEqual(peer.requests("_demo.minime/host_info")[0].params, {
+      topic: "os",
+      _meta: { "org.mini-me/sessionId": session },
+    });
+  });
+});
+
+// ─── Réponse ─────────────────────────────────────────────────────────────────
+
+/** Runs one turn whose calls (os, memory, cpu, uptime) the client answers with `answers[topic]`. */
+async function answeredWith(
+  answers: Record<string, { result: unknown } | { error: Frame["error"] }>,
+  agent = agentYaml(),
+): Promise<{ texts: string[]; statuses: string[]; stopReason: string; answer: string }> {
+  let out = { texts: [] as string[], statuses: [] as string[], stopReason: "", answer: "" };
+  await withPeer({ agent }, async (peer) => {
+    peer.handlers["_demo.minime/host_info"] = (params) => answers[String(params.topic)];
+    await peer.initialize();
+    const session = await peer.newSession();
+    const question = `Tell me the ${Object.keys(answers).join(" and the ").replace("os", "OS")}`;
+    const stopReason = await peer.prompt(session, question);
+    out = {
+      texts: peer.finalTexts(),
+      statuses: peer.updates().flatMap((u) =>
+        u.sessionUpdate === "tool_call_update" && u.status ? [u.status] : []
+      ),
+      stopReason,
+      answer: peer.answerText(),
+    };
+  });
+  return out;
+}
+
+Deno.test('"Réponse": the text blocks of a content list, concatenated, are what the model reads', async () => {
+  const run = await answeredWith({
+    os: {
+      result: {
+        content: [{ type: "text", text: "main.go\n" }, { type: "text", text: "util.go" }],
+        isError: false,
+      },
+    },
+  });
+  assert.deepEqual(run.texts, ["main.go\nutil.go"]);
+  assert.deepEqual(run.statuses, ["completed"]);
+  assert.match(run.answer, /main\.go\nutil\.go/);
+});
+
+Deno.test('"Réponse": a block of another type is replaced by the "non-text content" text', async () => {
+  const run = await answeredWith({
+    os: {
+      result: {
+        content: [{ type: "image", data: "", mimeType: "image/png" }, { type: "text", text: "!" }],
+      },
+    },
+  });
+  assert.deepEqual(run.texts, ["[client tool: non-text content of type image skipped]!"]);
+});
+
+Deno.test('"Réponse": isError true makes a failed call the model reads as a client tool error', async () => {
+  const run = await answeredWith({
+    os: { result: { content: [{ type: "text", text: "no such topic" }], isError: true } },
+  });
+  assert.deepEqual(run.texts, ["[client tool error: no such topic]"]);
+  assert.deepEqual(run.statuses, ["failed"]);
+  assert.equal(run.stopReason, "end_turn");
+});
+
+Deno.test('"Réponse": a JSON string is read without its quotes, any other value as JSON text', async () => {
+  const run = await answeredWith({
+    os: { result: "Linux, plain" },
+    memory: { result: { free: 3, unit: "GiB" } },
+    cpu: { result: 8 },
+    uptime: { result: [1, "two"] },
+  });
+  assert.deepEqual(run.texts, ["Linux, plain", '{"free":3,"unit":"GiB"}', "8", '[1,"two"]']);
+  assert.deepEqual(run.statuses, ["completed", "completed", "completed", "completed"]);
+});
+
+// ─── Erreurs ─────────────────────────────────────────────────────────────────
+
+Deno.test('"Erreurs": a JSON-RPC error is read as its compact JSON and the turn goes on', async () => {
+  const run = await answeredWith({
+    os: { error: { code: -32601, message: "Method not found" } },
+    memory: { result: "15 GiB" },
+  });
+  assert.deepEqual(run.texts, [
+    '[client tool error: {"code":-32601,"message":"Method not found"}]',
+    "15 GiB",
+  ]);
+  assert.deepEqual(run.statuses, ["failed", "completed"]);
+  assert.equal(run.stopReason, "end_turn");
+});
+
+Deno.test('"Erreurs": a -32800 the client sends on its own is an error like any other, data kept', async () => {
+  const run = await answeredWith({
+    os: { error: { code: -32800, message: "Request cancelled" } },
+    memory: { error: { code: -32000, message: "busy", data: { retry: "later" } } },
+  });
+  assert.deepEqual(run.texts, [
+    '[client tool error: {"code":-32800,"message":"Request cancelled"}]',
+    '[client tool error: {"code":-32000,"message":"busy","data":{"retry":"later"}}]',
+  ]);
+});
+
+Deno.test("\"Erreurs\": mm's own timeout reads as the SDK's deadline error and sends $/cancel_request", async () => {
+  await withPeer({ agent: agentYaml({ timeout: "300ms" }) }, async (peer) => {
+    peer.handlers["_demo.minime/host_info"] = (params) =>
+      params.topic === "os" ? undefined : { result: "answered" };
+    await peer.initialize();
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+    const [call] = peer.requests("_demo.minime/host_info");
+    const cancel = peer.frames.find((f) => f.method === "$/cancel_request");
+    assert.deepEqual(cancel?.params, { requestId: call.id });
+    // The calls run together: the answered one ends first.
+    assert.deepEqual(peer.finalTexts(), [
+      "answered",
+      "[client tool error: context deadline exceeded]",
+    ]);
+  });
+});
+
+Deno.test('"Erreurs": session/cancel cancels the call in flight, which ends failed, and the turn ends cancelled', async () => {
+  await withPeer({}, async (peer) => {
+    const reached = later();
+    peer.handlers["_demo.minime/host_info"] = () => {
+      reached.resolve();
+      return undefined;
+    };
+    await peer.initialize();
+    const session = await peer.newSession();
+    const turn = peer.request("session/prompt", {
+      sessionId: session,
+      prompt: [{ type: "text", text: "Which OS?" }],
+    });
+    await deadline(reached.promise, "the tool call");
+    await peer.notify("session/cancel", { sessionId: session });
+    const answer = await turn;
+    assert.deepEqual(answer.result, { stopReason: "cancelled" });
+    const [call] = peer.requests("_demo.minime/host_info");
+    assert.ok(
+      peer.frames.some((f) => f.method === "$/cancel_request" && f.params?.requestId === call.id),
+    );
+    const final = peer.frames.find((f) =>
+      f.method === "session/update" &&
+      (f.params?.update as { status?: string }).status === "failed"
+    );
+    assert.ok(
+      final && at(peer, final) < at(peer, answer),
+      "the call's end comes before the turn's",
+    );
+    assert.deepEqual(peer.finalTexts(), ["[client tool error: context canceled]"]);
+  });
+});
+
+Deno.test("session/cancel while mm waits for a permission ends the turn cancelled", async () => {
+  await withPeer({ agent: agentYaml({ permissions: "ask" }) }, async (peer) => {
+    const asked = later();
+    peer.handlers["session/request_permission"] = () => {
+      asked.resolve();
+      return undefined;
+    };
+    await peer.initialize();
+    const session = await peer.newSession();
+    const turn = peer.request("session/prompt", {
+      sessionId: session,
+      prompt: [{ type: "text", text: "Which OS?" }],
+    });
+    await deadline(asked.promise, "the permission request");
+    await peer.notify("session/cancel", { sessionId: session });
+    assert.deepEqual((await turn).result, { stopReason: "cancelled" });
+    assert.equal(peer.requests("_demo.minime/host_info").length, 0);
+  });
+});
+
+Deno.test("every result is cut to maxOutput, keeping its start and its end, errors too", async () => {
+  // (acp-client-tools.md, "Erreurs"): "coupé à maxOutput caractères (début et fin conservés)".
+  const long = `START${"x".repeat(300)}END`;
+  const run = await answeredWith({
+    os: { result: long },
+    memory: { error: { code: -32000, message: long } },
+  }, agentYaml({ maxOutput: 60 }));
+  for (const text of run.texts) {
+    assert.ok([...text].length <= 60, `${text.length}: ${text}`);
+  }
+  assert.ok(run.texts[0].startsWith("START") && run.texts[0].endsWith("END"), run.texts[0]);
+  assert.ok(
+    run.texts[1].startsWith("[client tool") && run.texts[1].endsWith('END"}]'),
+    run.texts[1],
+  );
+  assert.ok(run.answer.includes(run.texts[0]), "the model's answer uses the cut text");
+});
+
+Deno.test("a tiny maxOutput still cuts within the limit", async () => {
+  const run = await answeredWith({ os: { result: "abcdefghij" } }, agentYaml({ maxOutput: 3 }));
+  assert.deepEqual(run.texts, ["a…j"]);
+});
+
+// ─── Configuration ───────────────────────────────────────────────────────────
+
+for (const discovery of ["meta", "request"]) {
+  Deno.test(`enabled: false (${discovery}): no list request, no client tool, no [acp] line`, async () => {
+    // (acp-client-tools.md, "Configuration"): "pas de requête de liste, pas d'outil client".
+    await withPeer({ agent: agentYaml({ enabled: false, discovery }) }, async (peer) => {
+      await peer.initialize(discovery === "meta" ? [HOST_INFO] : true);
+      const session = await peer.newSession();
+      assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+      assert.equal(peer.requests("_org.mini-me/tools/list").length, 0);
+      assert.equal(peer.requests("_demo.minime/host_info").length, 0);
+      assert.deepEqual(peer.acpLines(), []);
+      assert.match(peer.answerText(), /^I cannot see your machine/);
+    });
+  });
+}
+
+Deno.test("timeout is a Go duration: 0m0.4s ends an unanswered call after 0.4 s", async () => {
+  await withPeer({ agent: agentYaml({ timeout: "0m0.4s" }) }, async (peer) => {
+    peer.handlers["_demo.minime/host_info"] = () => undefined;
+    await peer.initialize();
+    const session = await peer.newSession();
+    const started = performance.now();
+    assert.equal(await peer.prompt(session, "Which OS?"), "end_turn");
+    const ms = performance.now() - started;
+    assert.ok(ms >= 350 && ms < 3000, `${ms} ms`);
+    assert.deepEqual(peer.finalTexts(), ["[client tool error: context deadline exceeded]"]);
+  });
+});
+
+for (const bad of ["5", "soon"]) {
+  Deno.test(`timeout: ${bad} is reported on stderr and the default 30s is used`, async () => {
+    await withPeer({ agent: agentYaml({ timeout: bad }) }, async (peer) => {
+      // A client that takes 0.3 s: within 30 s, beyond 5 ms.
+      peer.handlers["_demo.minime/host_info"] = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return { result: "slow but there" };
+      };
+      await peer.initialize();
+      const session = await peer.newSession();
+      assert.equal(await peer.prompt(session, "Which OS?"), "end_turn");
+      assert.deepEqual(peer.finalTexts(), ["slow but there"]);
+      assert.equal(
+        peer.acpLines()[0],
+        `[acp] config: acp.clientTools.timeout: invalid duration "${bad}" (using 30s)`,
+      );
+    });
+  });
+}
+
+// ─── The scripted model ──────────────────────────────────────────────────────
+
+Deno.test("batch model: all calls announced, then sent together, then their results", async () => {
+  // The Node demo's recorded order: both 🛠️ lines, both client calls, then both results.
+  await withPeer({}, async (peer) => {
+    const both = later();
+    let seen = 0;
+    peer.handlers["_demo.minime/host_info"] = async (params) => {
+      if (++seen === 2) both.resolve();
+      await deadline(both.promise, "both calls before any answer");
+      return { result: `fact about ${params.topic}` };
+    };
+    await peer.initialize();
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+    const kinds = peer.frames.flatMap((f) => {
+      if (f.method === "_demo.minime/host_info") return ["request"];
+      const u = f.params?.update as { sessionUpdate?: string; status?: string } | undefined;
+      if (u?.sessionUpdate === "tool_call") return ["announce"];
+      if (u?.sessionUpdate === "tool_call_update") return [`update ${u.status}`];
+      return [];
+    });
+    assert.deepEqual(kinds, [
+      "announce",
+      "announce",
+      "request",
+      "request",
+      "update completed",
+      "update completed",
+    ]);
+  });
+});
+
+Deno.test("stepwise model: a sentence, the call in progress, its result, and only then the next", async () => {
+  await withPeer({ env: { MM_SIM_MODEL: "stepwise" } }, async (peer) => {
+    peer.handlers["_demo.minime/host_info"] = async (params) => {
+      // A slow first answer: a stepwise model must wait for it.
+      if (params.topic === "os") await new Promise((resolve) => setTimeout(resolve, 200));
+      return { result: `fact about ${params.topic}` };
+    };
+    await peer.initialize();
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+    const steps = peer.frames.flatMap((f) => {
+      if (f.method === "_demo.minime/host_info") return ["request"];
+      const u = f.params?.update as
+        | { sessionUpdate?: string; status?: string; content?: { text?: string } }
+        | undefined;
+      if (u?.sessionUpdate === "agent_message_chunk" && u.content?.text) return ["say"];
+      if (u?.sessionUpdate === "tool_call") return ["announce"];
+      if (u?.sessionUpdate === "tool_call_update") return [`update ${u.status}`];
+      return [];
+    });
+    const firstAnswerAt = steps.lastIndexOf("update completed") + 1;
+    assert.deepEqual(steps.slice(0, firstAnswerAt), [
+      "say",
+      "announce",
+      "update in_progress",
+      "request",
+      "update completed",
+      "say",
+      "announce",
+      "update in_progress",
+      "request",
+      "update completed",
+    ]);
+    assert.ok(steps.slice(firstAnswerAt).every((s) => s === "say"));
+    assert.deepEqual(peer.finalTexts(), ["fact about os", "fact about memory"]);
+  });
+});
+
+for (const model of ["batch", "stepwise"]) {
+  Deno.test(`${model} model: tool call ids never repeat within a session, across turns`, async () => {
+    await withPeer({ env: { MM_SIM_MODEL: model } }, async (peer) => {
+      await peer.initialize();
+      const session = await peer.newSession();
+      await peer.prompt(session, QUESTION);
+      await peer.prompt(session, "Which CPU, and since when is it up?");
+      const ids = peer.updates().flatMap((u) =>
+        u.sessionUpdate === "tool_call" ? [u.toolCallId] : []
+      );
+      assert.equal(ids.length, 4);
+      assert.equal(new Set(ids).size, 4, ids.join(", "));
+    });
+  });
+}
+
+Deno.test("MM_SIM_STOP_REASON ends a turn with another stop reason", async () => {
+  await withPeer({ env: { MM_SIM_STOP_REASON: "max_tokens" } }, async (peer) => {
+    await peer.initialize();
+    assert.equal(await peer.prompt(await peer.newSession(), QUESTION), "max_tokens");
+  });
+});
+
+// ─── session/load and session/resume ─────────────────────────────────────────
+
+/** Runs one turn in a first mm and returns the session id and the state folder. */
+async function earlierSession(
+  question = QUESTION,
+): Promise<{ sessionId: string; stateDir: string; texts: string[]; answer: string }> {
+  const stateDir = Deno.makeTempDirSync({ prefix: "mm-sim-state-" });
+  let out = { sessionId: "", stateDir, texts: [] as string[], answer: "" };
+  await withPeer({ stateDir }, async (peer) => {
+    await peer.initialize();
+    const sessionId = await peer.newSession();
+    await peer.prompt(sessionId, question);
+    out = { sessionId, stateDir, texts: peer.finalTexts(), answer: peer.answerText() };
+  });
+  return out;
+}
+
+Deno.test("mm advertises session/load and session/resume", async () => {
+  await withPeer({}, async (peer) => {
+    const answer = await peer.initialize();
+    const capabilities = (answer.result as { agentCapabilities: Record<string, unknown> })
+      .agentCapabilities;
+    assert.equal(capabilities.loadSession, true);
+    assert.deepEqual(capabilities.sessionCapabilities, { resume: {} });
+  });
+});
+
+Deno.test("session/load in a later run replays the conversation before it answers", async () => {
+  const earlier = await earlierSession();
+  await withPeer({ stateDir: earlier.stateDir }, async (peer) => {
+    await peer.initialize();
+    const answer = await peer.request("session/load", {
+      sessionId: earlier.sessionId,
+      cwd: "/tmp",
+      mcpServers: [],
+    });
+    assert.deepEqual(answer.result, {});
+    const replayed = peer.frames.filter((f) => f.method === "session/update");
+    assert.ok(replayed.length > 0 && replayed.every((f) => at(peer, f) < at(peer, answer)));
+    assert.ok(replayed.every((f) => f.params?.sessionId === earlier.sessionId));
+    const updates = peer.updates();
+    assert.deepEqual(updates[0], {
+      sessionUpdate: "user_message_chunk",
+      content: { type: "text", text: QUESTION },
+    });
+    assert.deepEqual(
+      updates.map((u) => u.sessionUpdate),
+      [
+        "user_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+      ],
+    );
+    assert.deepEqual(peer.finalTexts(), earlier.texts);
+    assert.equal(peer.answerText(), earlier.answer);
+    const toolCall = updates[1];
+    assert.ok(toolCall.sessionUpdate === "tool_call" && toolCall.title === "client: host_info");
+    // The loaded session goes on, with tool call ids that do not repeat.
+    assert.equal(await peer.prompt(earlier.sessionId, "Which CPU?"), "end_turn");
+    const ids = peer.updates().flatMap((u) =>
+      u.sessionUpdate === "tool_call" ? [u.toolCallId] : []
+    );
+    assert.equal(new Set(ids).size, 3, ids.join(", "));
+  });
+});
+
+Deno.test("session/resume in a later run does not replay, and the session goes on", async () => {
+  const earlier = await earlierSession();
+  await withPeer({ stateDir: earlier.stateDir }, async (peer) => {
+    await peer.initialize();
+    const answer = await peer.request("session/resume", {
+      sessionId: earlier.sessionId,
+      cwd: "/tmp",
+    });
+    assert.deepEqual(answer.result, {});
+    assert.deepEqual(peer.updates(), []);
+    assert.equal(await peer.prompt(earlier.sessionId, "Which CPU?"), "end_turn");
+    const toolCall = peer.updates().find((u) => u.sessionUpdate === "tool_call");
+    assert.ok(toolCall?.sessionUpdate === "tool_call" && toolCall.toolCallId === "call_3");
+  });
+});
+
+for (const method of ["session/load", "session/resume"]) {
+  Deno.test(`${method} of an unknown session id is a JSON-RPC error naming the id`, async () => {
+    await withPeer({}, async (peer) => {
+      await peer.initialize();
+      const answer = await peer.request(method, {
+        sessionId: "20200101-000000-deadbeef",
+        cwd: "/tmp",
+        mcpServers: [],
+      });
+      assert.deepEqual(answer.error, {
+        code: -32002,
+        message: "Resource not found: session 20200101-000000-deadbeef",
+        data: { sessionId: "20200101-000000-deadbeef" },
+      });
+    });
+  });
+}
+
+for (const method of ["session/load", "session/resume"]) {
+  Deno.test(`request mode: ${method} asks for the list of that session before answering`, async () => {
+    // (acp-client-tools.md, "Mode request"): "pendant qu'il traite session/new, session/load et session/resume".
+    const earlier = await earlierSession();
+    await withPeer(
+      { stateDir: earlier.stateDir, agent: agentYaml({ discovery: "request" }) },
+      async (peer) => {
+        await peer.initialize(true);
+        const answer = await peer.request(method, {
+          sessionId: earlier.sessionId,
+          cwd: "/home/me",
+          mcpServers: [],
+        });
+        const [list] = peer.requests("_org.mini-me/tools/list");
+        assert.deepEqual(list?.params, { sessionId: earlier.sessionId, cwd: "/home/me" });
+        assert.ok(at(peer, list) < at(peer, answer));
+        assert.equal(await peer.prompt(earlier.sessionId, "Which CPU?"), "end_turn");
+        assert.deepEqual(peer.finalTexts().at(-1), "fact about cpu");
+      },
+    );
+  });
+}
+
+Deno.test("meta mode: a loaded session uses the list of initialize and asks for none", async () => {
+  const earlier = await earlierSession();
+  await withPeer({ stateDir: earlier.stateDir }, async (peer) => {
+    await peer.initialize([]);
+    await peer.request("session/load", {
+      sessionId: earlier.sessionId,
+      cwd: "/tmp",
+      mcpServers: [],
+    });
+    assert.equal(peer.requests("_org.mini-me/tools/list").length, 0);
+    await peer.prompt(earlier.sessionId, "Which CPU?");
+    assert.match(peer.answerText(), /I cannot see your machine/);
+  });
+});
+
+Deno.test("session ids are shaped like mm's", async () => {
+  await withPeer({}, async (peer) => {
+    await peer.initialize();
+    assert.match(await peer.newSession(), /^\d{8}-\d{6}-[0-9a-f]{8}$/);
+  });
+});
