@@ -1,17 +1,28 @@
-#!/usr/bin/env -S deno run --allow-run --allow-read --allow-env=MM_BIN,NO_COLOR --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
+#!/usr/bin/env -S deno run --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 /**
  * An ACP client that lends mini-me (`mm -acp`) one tool of its own,
  * `host_info`, asks it a question and shows the conversation.
  *
- * The file reads in the order of the exchange: the tool, announcing it, the
- * list, the call, permissions, everything else; then what the user sees, the
- * JSON-RPC framing, the command line and the run itself.
+ * mm speaks the Agent Client Protocol: JSON-RPC 2.0, one JSON object per line
+ * on its stdin and stdout. A client offers its own tools through ACP
+ * extensibility (mini-me's acp-client-tools.md, "Découverte"): the tool
+ * descriptions go in the `_meta` of `initialize` (`meta` discovery), or in the
+ * answer to `_org.mini-me/tools/list` (`request` discovery). mm's model then
+ * calls each tool as `client_<name>`, and mm forwards the call to the client
+ * as a request for the tool's `method`.
  *
- * @example
- * ```sh
- * deno run -A client.ts "How much memory is free on my machine?"
- * deno run -A client.ts --request "Which CPU does my machine have?"
- * ```
+ * The file follows one session from the top:
+ *
+ * 1. What mm may ask — `answerRequest()`: the tool list, a tool call, a permission.
+ * 2. The tool — `HOST_INFO_TOOL` and `hostInfo()`.
+ * 3. What the user sees — `showUpdate()`: the conversation on stdout, diagnostics on stderr.
+ * 4. Framing — `LineReader` and `parseFrame()`: JSON-RPC, one object per line.
+ * 5. The connection — `connect()`: requests out, answers matched by id.
+ * 6. The command line and the agent file.
+ * 7. The run — `main()`: start mm, `initialize`, open a session, the turns, the end.
+ *
+ * To add a tool of your own: describe it in `OFFERED_TOOLS` and answer its
+ * `method` in `answerRequest()`. The permission policy follows `OFFERED_TOOLS`.
  *
  * @module
  */
@@ -21,9 +32,130 @@ import { parseArgs } from "node:util";
 import { load as parseYaml, YAMLException } from "js-yaml";
 
 /** The client's version, sent as `clientInfo.version` and printed by `--version`. */
-export const VERSION = "0.1.0";
+export const VERSION = "0.2.0";
 
-// ─── 1. The tool ─────────────────────────────────────────────────────────────
+// ─── 1. What mm may ask ──────────────────────────────────────────────────────
+
+/**
+ * Answers one request from mm and returns its result; throws an
+ * {@linkcode RpcError} to answer with an error. Each request is answered
+ * before the next line is read, so a `$/cancel_request` from mm always names
+ * a request that is answered already, and is ignored.
+ */
+function answerRequest(method: string, params: unknown, turnCancelled: boolean): unknown {
+  switch (method) {
+    case "_org.mini-me/tools/list":
+      log(`list requested for session ${field(params, "sessionId") ?? "?"}`);
+      return { tools: [...OFFERED_TOOLS] };
+    case HOST_INFO_TOOL.method: {
+      const { args, sessionId } = readToolCall(params);
+      log(`host_info ${JSON.stringify(args)} (session ${sessionId})`);
+      return hostInfo(field(args, "topic"));
+    }
+    case "session/request_permission":
+      return { outcome: answerPermission(params, turnCancelled) };
+    default: // fs/*, terminal/*, unknown extensions: not offered, so not found
+      throw new RpcError(-32601, "Method not found");
+  }
+}
+
+/**
+ * A tool description as mm reads it (acp-client-tools.md, "Description d'un
+ * outil"): the model sees `client_<name>`; `method` is the ACP extension
+ * method mm calls (it starts with `_`); `inputSchema` is a JSON Schema object.
+ */
+export interface ToolDescription {
+  /** Unique in the list; the model sees `client_<name>`. */
+  name: string;
+  /** What the model reads to decide when to call the tool. */
+  description: string;
+  /** The extension method mm sends for a call. */
+  method: string;
+  /** The JSON Schema of the arguments. */
+  inputSchema: { type: "object"; [key: string]: unknown };
+}
+
+/**
+ * What a tool call request carries (acp-client-tools.md, "Requête"): the
+ * model's arguments at the top level of `params`, and the session in
+ * `params._meta["org.mini-me/sessionId"]` (`?` when absent).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const call = readToolCall({ topic: "os", _meta: { "org.mini-me/sessionId": "s1" } });
+ * assert.deepEqual(call, { args: { topic: "os" }, sessionId: "s1" });
+ * ```
+ */
+export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
+  if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
+  const { _meta, ...args } = params;
+  const sessionId = field(_meta, "org.mini-me/sessionId");
+  return { args, sessionId: typeof sessionId === "string" ? sessionId : "?" };
+}
+
+/**
+ * Whether a permission request's title names a tool the client offered:
+ * exactly `client: <name>` (acp-client-tools.md, "Avant la requête"). Anything
+ * else — a shell command, another tool, a look-alike — is refused.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(isOfferedToolTitle("client: host_info"), true);
+ * assert.equal(isOfferedToolTitle("client: host_info; rm -rf /"), false);
+ * ```
+ */
+export function isOfferedToolTitle(title: unknown): boolean {
+  return OFFERED_TOOLS.some((tool) => title === `client: ${tool.name}`);
+}
+
+/** The answer to `session/request_permission`. */
+export type PermissionOutcome =
+  | { outcome: "cancelled" }
+  | { outcome: "selected"; optionId: string };
+
+/**
+ * Picks among the options mm offered: `allow_once`, else `allow_always` to
+ * allow; `reject_once`, else `reject_always` to refuse; with no such option,
+ * `cancelled`. Never an `optionId` mm did not offer.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const options = [{ optionId: "y", kind: "allow_once" }, { optionId: "n", kind: "reject_once" }];
+ * assert.deepEqual(choosePermission(options, true), { outcome: "selected", optionId: "y" });
+ * assert.deepEqual(choosePermission(options, false), { outcome: "selected", optionId: "n" });
+ * ```
+ */
+export function choosePermission(options: unknown, allow: boolean): PermissionOutcome {
+  const offered = Array.isArray(options) ? options.filter(isObject) : [];
+  const kinds = allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
+  for (const kind of kinds) {
+    const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
+    if (option) return { outcome: "selected", optionId: option.optionId as string };
+  }
+  return allow ? choosePermission(options, false) : { outcome: "cancelled" };
+}
+
+function answerPermission(params: unknown, turnCancelled: boolean): PermissionOutcome {
+  const title = field(field(params, "toolCall"), "title");
+  const options = field(params, "options");
+  const allow = isOfferedToolTitle(title);
+  // Once the client has sent session/cancel, ACP says every permission
+  // request is answered cancelled, whatever it asks.
+  const outcome = turnCancelled
+    ? { outcome: "cancelled" as const }
+    : choosePermission(options, allow);
+  const chosen = outcome.outcome === "selected" && Array.isArray(options)
+    ? options.find((o) => field(o, "optionId") === outcome.optionId)
+    : undefined;
+  const allowed = allow && String(field(chosen, "kind")).startsWith("allow");
+  log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
+  return outcome;
+}
+
+// ─── 2. The tool ─────────────────────────────────────────────────────────────
 
 /** The facts `host_info` can report. */
 export const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
@@ -31,36 +163,16 @@ export const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
 /** One of {@linkcode TOPICS}. */
 export type Topic = typeof TOPICS[number];
 
-/**
- * A tool description as mini-me reads it (seed "Description d'un outil"):
- * the name the model sees as `client_<name>`, the ACP extension method mm
- * calls, and the JSON Schema of the arguments.
- */
-export interface ToolDescription {
-  /** Unique in the list; the model sees `client_<name>`. */
-  name: string;
-  /** What the model reads to decide when to call the tool. */
-  description: string;
-  /** The extension method mm sends; must start with `_`. */
-  method: string;
-  /** JSON Schema of the arguments; its `type` must be `"object"`. */
-  inputSchema: { type: "object"; [key: string]: unknown };
-}
-
 /** The one tool this client lends to mm. */
 export const HOST_INFO_TOOL: ToolDescription = {
   name: "host_info",
-  description:
-    "Facts about the machine the user's client runs on: its operating system, CPU, memory or uptime. Call it once per topic.",
+  description: "Facts about the machine the user's client runs on: its operating system, CPU, " +
+    "memory or uptime. Call it once per topic.",
   method: "_demo.minime/host_info",
   inputSchema: {
     type: "object",
     properties: {
-      topic: {
-        type: "string",
-        enum: [...TOPICS],
-        description: "Which fact to report.",
-      },
+      topic: { type: "string", enum: [...TOPICS], description: "Which fact to report." },
     },
     required: ["topic"],
   },
@@ -69,78 +181,33 @@ export const HOST_INFO_TOOL: ToolDescription = {
 /** Every tool the client offers; the permission policy allows exactly these. */
 export const OFFERED_TOOLS: readonly ToolDescription[] = [HOST_INFO_TOOL];
 
-/** The result of a tool call, in the MCP `tools/call` shape mm accepts. */
+/**
+ * A tool's answer, in the shape of MCP's `tools/call` result that mm accepts
+ * (acp-client-tools.md, "Réponse").
+ */
 export interface ToolResult {
   /** What the model reads: the text of each block, concatenated. */
   content: { type: "text"; text: string }[];
-  /** `true` when the call failed; the model reads `[client tool error: …]`. */
-  isError?: boolean;
+  /** `true` for a failed call: the model reads `[client tool error: <text>]`. */
+  isError?: true;
 }
 
 /** The `--allow-sys` names each topic needs. */
-export const SYS_PERMISSIONS: Readonly<Record<Topic, readonly string[]>> = {
+const SYS_NAMES: Record<Topic, Deno.SysPermissionDescriptor["kind"][]> = {
   os: ["osRelease", "hostname"],
   cpu: ["cpus", "loadavg"],
   memory: ["systemMemoryInfo"],
   uptime: ["osUptime"],
 };
 
-const GIB = 1024 ** 3;
-
-/**
- * The display name of a `Deno.build.os` value.
- *
- * @example
- * ```ts
- * osName("darwin"); // "macOS"
- * ```
- */
-export function osName(os: string): string {
-  const known: Record<string, string> = {
-    linux: "Linux",
-    darwin: "macOS",
-    windows: "Windows",
-  };
-  return known[os] ?? os.charAt(0).toUpperCase() + os.slice(1);
-}
-
-/** A size in bytes as GiB with one decimal: `15.8 GiB`. */
-export function gib(bytes: number): string {
-  return `${(bytes / GIB).toFixed(1)} GiB`;
-}
-
-/**
- * The `uptime` text for a number of seconds up, as of `now`.
- *
- * @example
- * ```ts
- * describeUptime(274_320, new Date("2026-11-30T12:13:00Z"));
- * // "up 3 days, 4 hours, 12 minutes (since 2026-11-27 08:01 UTC)"
- * ```
- */
-export function describeUptime(seconds: number, now: Date): string {
-  const minutesUp = Math.floor(seconds / 60);
-  const days = Math.floor(minutesUp / 1440);
-  const hours = Math.floor((minutesUp % 1440) / 60);
-  const minutes = minutesUp % 60;
-  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-  const parts = [];
-  if (days > 0) parts.push(unit(days, "day"));
-  if (days > 0 || hours > 0) parts.push(unit(hours, "hour"));
-  parts.push(unit(minutes, "minute"));
-  const since = new Date(now.getTime() - seconds * 1000).toISOString();
-  return `up ${parts.join(", ")} (since ${since.slice(0, 10)} ${since.slice(11, 16)} UTC)`;
-}
-
 /** Reads one topic from the machine, with Deno's own APIs where it has them. */
 const READ_TOPIC: Record<Topic, () => string> = {
-  os: () =>
-    `${
-      osName(Deno.build.os)
-    } ${Deno.osRelease()} (${Deno.build.os}/${Deno.build.arch}), host name ${Deno.hostname()}`,
+  os: () => {
+    const { os, arch } = Deno.build;
+    return `${osName(os)} ${Deno.osRelease()} (${os}/${arch}), host name ${Deno.hostname()}`;
+  },
   cpu: () => {
-    // Deno has no API for the CPU model; node:os has.
-    const model = cpus()[0]?.model.trim() || "unknown CPU";
+    const model = cpus()[0]?.model.trim() || "unknown CPU"; // Deno has no API for the model
     const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
     return `${navigator.hardwareConcurrency} × ${model} (${Deno.build.arch}), load average ${load}`;
   },
@@ -151,433 +218,324 @@ const READ_TOPIC: Record<Topic, () => string> = {
   uptime: () => describeUptime(Deno.osUptime(), new Date()),
 };
 
-function isTopic(value: string): value is Topic {
-  return (TOPICS as readonly string[]).includes(value);
-}
-
-function textResult(text: string, isError = false): ToolResult {
-  const result: ToolResult = { content: [{ type: "text", text }] };
-  if (isError) result.isError = true;
-  return result;
-}
-
 /**
- * Runs `host_info` for the model's `topic` argument. A bad call is an error
- * result the model can act on, never an exception.
+ * Runs `host_info` for the model's `topic`. A bad call is an error result
+ * the model can act on, never an exception; so is a `--allow-sys` name the
+ * client was not given, checked first so that Deno never stops to ask.
  *
  * @example
  * ```ts
- * hostInfo("disk").content[0].text;
- * // 'unknown topic "disk"; use one of: os, cpu, memory, uptime'
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(hostInfo("disk"), {
+ *   content: [{ type: "text", text: 'unknown topic "disk"; use one of: os, cpu, memory, uptime' }],
+ *   isError: true,
+ * });
  * ```
  */
 export function hostInfo(topic: unknown): ToolResult {
   const choices = `use one of: ${TOPICS.join(", ")}`;
-  if (typeof topic !== "string") {
-    return textResult(`missing parameter "topic"; ${choices}`, true);
+  if (typeof topic !== "string") return errorResult(`missing parameter "topic"; ${choices}`);
+  if (!(TOPICS as readonly string[]).includes(topic)) {
+    return errorResult(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
   }
-  if (!isTopic(topic)) {
-    return textResult(
-      `unknown topic ${JSON.stringify(topic)}; ${choices}`,
-      true,
-    );
+  const names = SYS_NAMES[topic as Topic];
+  if (!names.every((kind) => granted({ name: "sys", kind }))) {
+    return errorResult(`host_info needs --allow-sys=${names.join(",")} to report ${topic}`);
   }
   try {
-    return textResult(READ_TOPIC[topic]());
+    return { content: [{ type: "text", text: READ_TOPIC[topic as Topic]() }] };
   } catch (error) {
-    if (error instanceof Deno.errors.NotCapable) {
-      const names = SYS_PERMISSIONS[topic].join(",");
-      return textResult(
-        `host_info needs --allow-sys=${names} to report ${topic}`,
-        true,
-      );
-    }
-    return textResult(
-      `host_info could not read ${topic}: ${errorText(error)}`,
-      true,
-    );
+    return errorResult(`host_info could not read ${topic}: ${errorText(error)}`);
   }
 }
 
-// ─── 2. Announcing it ────────────────────────────────────────────────────────
-
-/** How mm learns the tool list (seed "Découverte"). */
-export type Discovery = "meta" | "request";
-
-/**
- * The `initialize` params: the tool list in `_meta["org.mini-me/tools"]`
- * (`meta`), or `true` to say "ask me for it" (`request`). Capabilities are a
- * contract, so no file system and no terminal: the client implements neither.
- */
-export function initializeParams(
-  discovery: Discovery,
-): Record<string, unknown> {
-  return {
-    protocolVersion: 1,
-    clientInfo: { name: "host-info-client", version: VERSION },
-    clientCapabilities: {
-      fs: { readTextFile: false, writeTextFile: false },
-      terminal: false,
-      _meta: {
-        "org.mini-me/tools": discovery === "meta" ? [...OFFERED_TOOLS] : true,
-      },
-    },
-  };
-}
-
-// ─── 3. The list ─────────────────────────────────────────────────────────────
-
-/** The answer to `_org.mini-me/tools/list`, for any session. */
-export function toolList(): { tools: ToolDescription[] } {
-  return { tools: [...OFFERED_TOOLS] };
-}
-
-// ─── 4. The call ─────────────────────────────────────────────────────────────
-
-/** What a tool call request carries: the model's arguments and its session. */
-export interface ToolCall {
-  /** The model's arguments, without `_meta`. */
-  args: unknown;
-  /** From `params._meta["org.mini-me/sessionId"]`, `?` when absent. */
-  sessionId: string;
+function errorResult(text: string): ToolResult {
+  return { content: [{ type: "text", text }], isError: true };
 }
 
 /**
- * Splits the params of a tool call: the model's arguments are at the top
- * level, the session in `_meta["org.mini-me/sessionId"]` (seed "Requête").
- */
-export function readToolCall(params: unknown): ToolCall {
-  if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
-  const { _meta, ...args } = params;
-  const sessionId = isObject(_meta) ? _meta["org.mini-me/sessionId"] : undefined;
-  return { args, sessionId: typeof sessionId === "string" ? sessionId : "?" };
-}
-
-/** Answers `_demo.minime/host_info`: logs the call, then runs the tool. */
-function answerHostInfo(params: unknown): ToolResult {
-  const { args, sessionId } = readToolCall(params);
-  log(`host_info ${JSON.stringify(args)} (session ${sessionId})`);
-  return hostInfo(isObject(args) ? args.topic : undefined);
-}
-
-// ─── 5. Permissions ──────────────────────────────────────────────────────────
-
-/** The answer to `session/request_permission`. */
-export type PermissionOutcome =
-  | { outcome: "cancelled" }
-  | { outcome: "selected"; optionId: string };
-
-/**
- * Whether a permission request's title names a tool the client offered:
- * exactly `client: <name>`. Anything else, a shell command included, is not.
- */
-export function isOfferedToolTitle(title: unknown): boolean {
-  return OFFERED_TOOLS.some((tool) => title === `client: ${tool.name}`);
-}
-
-/**
- * Picks the option to answer with: `allow_once` (else `allow_always`) to
- * allow; `reject_once` (else `reject_always`) to refuse, else `cancelled`.
- * Only ever an `optionId` that mm offered.
+ * The display name of a `Deno.build.os` value.
  *
  * @example
  * ```ts
- * choosePermission([{ optionId: "ok", kind: "allow_once" }], true);
- * // { outcome: "selected", optionId: "ok" }
+ * import assert from "node:assert/strict";
+ * assert.equal(osName("darwin"), "macOS");
+ * assert.equal(osName("freebsd"), "Freebsd");
  * ```
  */
-export function choosePermission(
-  options: unknown,
-  allow: boolean,
-): PermissionOutcome {
-  const offered = Array.isArray(options) ? options.filter(isObject) : [];
-  const kinds = allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
-  for (const kind of kinds) {
-    const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
-    if (option) {
-      return { outcome: "selected", optionId: option.optionId as string };
-    }
-  }
-  return allow ? choosePermission(options, false) : { outcome: "cancelled" };
-}
-
-/** Answers `session/request_permission` with the policy above, and logs it. */
-function answerPermission(
-  params: unknown,
-  turnCancelled: boolean,
-): { outcome: PermissionOutcome } {
-  const toolCall = isObject(params) ? params.toolCall : undefined;
-  const title = isObject(toolCall) ? toolCall.title : undefined;
-  const options = isObject(params) ? params.options : undefined;
-  const allow = isOfferedToolTitle(title);
-  // After session/cancel every permission request is answered cancelled,
-  // whatever its title (ACP: the client MUST).
-  const outcome: PermissionOutcome = turnCancelled
-    ? { outcome: "cancelled" }
-    : choosePermission(options, allow);
-  const allowed = allow && outcome.outcome === "selected" &&
-    optionKind(options, outcome.optionId).startsWith("allow");
-  log(
-    `permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`,
-  );
-  return { outcome };
-}
-
-function optionKind(options: unknown, optionId: string): string {
-  const option = Array.isArray(options)
-    ? options.find((o) => isObject(o) && o.optionId === optionId)
-    : undefined;
-  return String(option?.kind ?? "");
-}
-
-// ─── 6. Everything else ──────────────────────────────────────────────────────
-
-/** JSON-RPC error codes the client sends. */
-export const ErrorCode = {
-  parseError: -32700,
-  invalidRequest: -32600,
-  methodNotFound: -32601,
-  requestCancelled: -32800,
-} as const;
-
-const ERROR_MESSAGES: Record<number, string> = {
-  [ErrorCode.parseError]: "Parse error",
-  [ErrorCode.invalidRequest]: "Invalid Request",
-  [ErrorCode.methodNotFound]: "Method not found",
-  [ErrorCode.requestCancelled]: "Request cancelled",
-};
-
-/** A JSON-RPC error to answer a request with. */
-export class RpcError extends Error {
-  /** The JSON-RPC error code. */
-  readonly code: number;
-  /** Builds the error for `code`, with its standard message unless given one. */
-  constructor(code: number, message = ERROR_MESSAGES[code] ?? "Error") {
-    super(message);
-    this.code = code;
-  }
+export function osName(os: string): string {
+  const known: Record<string, string> = { linux: "Linux", darwin: "macOS", windows: "Windows" };
+  return known[os] ?? os.charAt(0).toUpperCase() + os.slice(1);
 }
 
 /**
- * Answers one request from mm: the tool, the list, a permission; anything
- * else (`fs/*`, `terminal/*`, unknown `_…` methods) is `-32601`.
+ * A size in bytes as GiB with one decimal.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(gib(16_965_120_000), "15.8 GiB");
+ * ```
  */
-function answerRequest(
-  method: string,
-  params: unknown,
-  turnCancelled: boolean,
-): unknown {
-  switch (method) {
-    case HOST_INFO_TOOL.method:
-      return answerHostInfo(params);
-    case "_org.mini-me/tools/list": {
-      const sessionId = isObject(params) ? params.sessionId : undefined;
-      log(`list requested for session ${sessionId ?? "?"}`);
-      return toolList();
-    }
-    case "session/request_permission":
-      return answerPermission(params, turnCancelled);
-    default:
-      throw new RpcError(ErrorCode.methodNotFound);
-  }
+export function gib(bytes: number): string {
+  return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }
 
-// ─── 7. What the user sees ───────────────────────────────────────────────────
+/**
+ * The `uptime` text for a number of seconds up, as of `now`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   describeUptime(274_320, new Date("2026-11-30T12:13:00Z")),
+ *   "up 3 days, 4 hours, 12 minutes (since 2026-11-27 08:01 UTC)",
+ * );
+ * ```
+ */
+export function describeUptime(seconds: number, now: Date): string {
+  const minutesUp = Math.floor(seconds / 60);
+  const [days, hours, minutes] = [
+    Math.floor(minutesUp / 1440),
+    Math.floor(minutesUp / 60) % 24,
+    minutesUp % 60,
+  ];
+  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const parts = [unit(minutes, "minute")];
+  if (days > 0 || hours > 0) parts.unshift(unit(hours, "hour"));
+  if (days > 0) parts.unshift(unit(days, "day"));
+  const since = new Date(now.getTime() - seconds * 1000).toISOString();
+  return `up ${parts.join(", ")} (since ${since.slice(0, 10)} ${since.slice(11, 16)} UTC)`;
+}
 
-/** One output stream that remembers whether it stands at a line start. */
-class Sink {
-  #file: { writeSync(p: Uint8Array): number };
-  #encoder = new TextEncoder();
-  #broken = false;
-  /** Whether ANSI styles may be written. */
-  readonly colour: boolean;
-  /** `false` after text that did not end with a newline. */
-  atLineStart = true;
+// ─── 3. What the user sees ───────────────────────────────────────────────────
 
-  constructor(file: { writeSync(p: Uint8Array): number }, colour: boolean) {
-    this.#file = file;
-    this.colour = colour;
-  }
+/**
+ * What the client shows of a session. stdout is the conversation; stderr is
+ * diagnostics: `[client]` lines, mm's own log (it inherits stderr), the trace.
+ */
+interface View {
+  /** Thoughts, plans and usage are shown on stderr. */
+  verbose: boolean;
+  /** A loaded session's earlier conversation is being replayed: shown dimmed on stderr. */
+  replaying: boolean;
+  /** Tool call titles by id, for an update that does not repeat its title. */
+  titles: Map<string, string>;
+  /** The tool calls announced and not finished, for the progress line. */
+  running: Set<string>;
+}
 
-  /** Streams text as it comes, without adding a newline. */
-  chunk(text: string): void {
-    if (text === "") return;
-    this.#write(text);
-    this.atLineStart = text.endsWith("\n");
-  }
-
-  /** Says whether another stream's open line needs ending first. */
-  beforeLine: () => boolean = () => false;
-
-  /** Writes a whole line, after a newline if a chunk left the line open. */
-  line(text: string): void {
-    const open = !this.atLineStart || this.beforeLine();
-    this.#write(open ? `\n${text}\n` : `${text}\n`);
-    this.atLineStart = true;
-  }
-
-  /** Wraps text in an ANSI style when colour is on. */
-  style(code: number, text: string): string {
-    return this.colour ? `\x1b[${code}m${text}\x1b[0m` : text;
-  }
-
-  #write(text: string): void {
-    if (this.#broken) return;
-    const bytes = this.#encoder.encode(text);
-    try {
-      for (let n = 0; n < bytes.length;) {
-        n += this.#file.writeSync(bytes.subarray(n));
+/**
+ * Shows one `session/update`: one `case` per kind the user sees, and a
+ * `default` that ignores kinds this client does not know.
+ */
+function showUpdate(update: unknown, view: View): void {
+  if (!isObject(update)) return;
+  // A loaded session's replay goes to stderr, dimmed; with --quiet, nowhere.
+  const to = view.replaying ? stderr : stdout;
+  const style = view.replaying ? DIM : undefined;
+  const shows = !quiet || (!view.replaying && update.sessionUpdate === "agent_message_chunk");
+  const id = String(update.toolCallId ?? "");
+  if (typeof update.title === "string") view.titles.set(id, update.title);
+  switch (update.sessionUpdate) {
+    case "agent_message_chunk":
+      return shows ? showChunk(to, update.content, style) : undefined;
+    case "user_message_chunk":
+      if (view.replaying && shows) printLine(stderr, `❓ ${blockText(update.content)}`, DIM);
+      return;
+    case "tool_call":
+      view.running.add(id);
+      if (shows) printLine(to, `🛠️ ${view.titles.get(id) ?? id}`, style);
+      return shows ? showToolContent(to, update.content, style) : undefined;
+    case "tool_call_update":
+      if (update.status === "completed" || update.status === "failed") view.running.delete(id);
+      if (!shows) return;
+      if (update.status === "failed") {
+        printLine(to, `✖ ${view.titles.get(id) ?? id} failed`, style ?? RED);
       }
-    } catch {
-      // A reader that went away (`client.ts | head`) is not our failure.
-      this.#broken = true;
+      return showToolContent(to, update.content, style);
+    case "agent_thought_chunk":
+      return view.verbose ? showChunk(stderr, update.content, DIM) : undefined;
+    case "plan":
+      if (!view.verbose || !Array.isArray(update.entries)) return;
+      printLine(stderr, "plan:", DIM);
+      for (const entry of update.entries) {
+        printLine(stderr, `  [${field(entry, "status")}] ${field(entry, "content")}`, DIM);
+      }
+      return;
+    case "usage_update": {
+      if (!view.verbose) return;
+      const cost = isObject(update.cost)
+        ? `, cost ${update.cost.amount} ${update.cost.currency}`
+        : "";
+      return printLine(stderr, `usage: ${update.used} of ${update.size} tokens${cost}`, DIM);
     }
+    default: // a kind this client does not know: nothing to show
   }
 }
 
-function wantsColour(file: { isTerminal(): boolean }): boolean {
-  return file.isTerminal() && readEnv("NO_COLOR") === undefined;
+/** A tool call's content: each line of its text as `│ <line>`. */
+function showToolContent(to: Stream, content: unknown, style?: number): void {
+  if (!Array.isArray(content)) return;
+  for (const item of content) {
+    const block = field(item, "type") === "content" ? field(item, "content") : item;
+    const lines = blockText(block).split(/\r?\n/);
+    if (lines.length > 1 && lines.at(-1) === "") lines.pop();
+    for (const line of lines) printLine(to, `│ ${line}`, style);
+  }
 }
 
-/** stdout: the conversation. */
-const out = new Sink(Deno.stdout, wantsColour(Deno.stdout));
-/** stderr: diagnostics. */
-const err = new Sink(Deno.stderr, wantsColour(Deno.stderr));
+/** Streams a message chunk as it comes, with no newline added; a non-text block on its own line. */
+function showChunk(to: Stream, block: unknown, style?: number): void {
+  if (field(block, "type") === "text") print(to, blockText(block), style);
+  else printLine(to, blockText(block), style);
+}
 
-/**
- * When both streams are one terminal, a stderr line must not glue itself to
- * an answer still streaming on stdout; when stdout is a file, it stays as mm
- * sent it.
- */
-const sharedTerminal = Deno.stdout.isTerminal() && Deno.stderr.isTerminal();
-err.beforeLine = () => {
-  if (sharedTerminal && !out.atLineStart) {
-    out.atLineStart = true;
-    return true;
-  }
-  return false;
-};
+/** A content block as text: its text, or `[<type>]` for any other kind. */
+function blockText(block: unknown): string {
+  const [type, text] = [field(block, "type"), field(block, "text")];
+  if (type === "text" && typeof text === "string") return text;
+  return `[${typeof type === "string" ? type : "unknown"}]`;
+}
 
-/** Writes a `[client] …` line on stderr. */
-function log(text: string): void {
-  err.line(`[client] ${text}`);
+/** One output stream, and whether its last line is still open. */
+interface Stream {
+  /** Deno.stdout or Deno.stderr. */
+  file: { writeSync(bytes: Uint8Array): number };
+  /** It is a terminal: colour, progress, and control characters shown, not obeyed. */
+  terminal: boolean;
+  /** ANSI styles may be written. */
+  colour: boolean;
+  /** The last text written did not end with a newline. */
+  open: boolean;
+  /** A reader that went away (EPIPE): nothing more is written. */
+  gone: boolean;
+  /** stdout only: a newline on stderr already parted its open line from stderr's lines. */
+  parted?: boolean;
 }
 
 const DIM = 2;
 const RED = 31;
 
-/** How a content block is shown: its text, or `[<type>]`. */
-function blockText(block: unknown): { text: string } | { label: string } {
-  if (
-    isObject(block) && block.type === "text" && typeof block.text === "string"
-  ) {
-    return { text: block.text };
-  }
-  const type = isObject(block) && typeof block.type === "string" ? block.type : "unknown";
-  return { label: `[${type}]` };
+function openStream(file: typeof Deno.stdout | typeof Deno.stderr): Stream {
+  const terminal = file.isTerminal();
+  // no-color.org: colour is off when NO_COLOR is set and not empty.
+  const colour = terminal && !readEnv("NO_COLOR");
+  return { file, terminal, colour, open: false, gone: false };
 }
 
-function lines(text: string): string[] {
-  const parts = text.split(/\r?\n/);
-  if (parts.length > 1 && parts.at(-1) === "") parts.pop();
-  return parts;
+const stdout = openStream(Deno.stdout);
+const stderr = openStream(Deno.stderr);
+/** Where a write failure on stdout other than EPIPE is reported (set by the run). */
+let onOutputFailure = (_error: unknown): void => {};
+
+/** Writes a whole line, after a newline if the stream's last line is still open. */
+function printLine(to: Stream, text: string, style?: number): void {
+  print(to, `${to.open ? "\n" : ""}${text}\n`, style);
 }
 
 /**
- * Shows `session/update` notifications: stdout gets the conversation, stderr
- * (with `--verbose`) thoughts, plans and usage. Unknown kinds show nothing.
+ * Writes text to a stream. Everything mm sends is untrusted: on a terminal
+ * its control characters are shown, not obeyed. When stdout and stderr may be
+ * one pipe, a stderr line never starts in the middle of an answer's line, and
+ * stdout itself is left as mm sent it.
  */
-export class Renderer {
-  #verbose: boolean;
-  #titles = new Map<string, string>();
-
-  /**
-   * Builds a renderer.
-   *
-   * @param verbose show thoughts, plans and usage updates on stderr
-   */
-  constructor(verbose: boolean) {
-    this.#verbose = verbose;
+function print(to: Stream, text: string, style?: number): void {
+  if (text === "" || to.gone) return;
+  progress.erase();
+  if (to === stderr && stdout.open && !stdout.parted) {
+    text = `\n${text}`;
+    stdout.parted = true;
+    if (stdout.terminal && stderr.terminal) stdout.open = false; // one screen: that line is ended
   }
+  if (to === stdout && stderr.open) write(stderr, "\n"), stderr.open = false;
+  if (to.terminal) text = showControls(text);
+  write(
+    to,
+    to.colour && style ? text.replace(/[^\n]+/g, (s) => `\x1b[${style}m${s}\x1b[0m`) : text,
+  );
+  to.open = !text.endsWith("\n");
+  if (to === stdout) stdout.parted = false;
+}
 
-  /** Shows one `session/update`'s `update` object. */
-  show(update: unknown): void {
-    if (!isObject(update)) return;
-    switch (update.sessionUpdate) {
-      case "agent_message_chunk": {
-        const shown = blockText(update.content);
-        if ("text" in shown) out.chunk(shown.text);
-        else out.line(shown.label);
-        return;
-      }
-      case "tool_call":
-        return this.#toolCall(update);
-      case "tool_call_update":
-        return this.#toolCallUpdate(update);
-      case "agent_thought_chunk":
-        return this.#thought(update);
-      case "plan":
-        return this.#plan(update);
-      case "usage_update":
-        return this.#usage(update);
-      default:
-        return; // forward compatible: a kind we do not know shows nothing
-    }
-  }
+/**
+ * Replaces control characters other than newline and tab with visible
+ * symbols (ESC becomes `␛`), so text shown on a terminal cannot clear the
+ * screen, move the cursor, set the window title or write the clipboard.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(showControls("a\x1b[2Jb\r\n\tc\x9b"), "a␛[2Jb\n\tc�");
+ * ```
+ */
+export function showControls(text: string): string {
+  return text.replace(/\r\n/g, "\n").replace(
+    // deno-lint-ignore no-control-regex
+    /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g,
+    (c) => c === "\x7f" ? "␡" : c > "\x7f" ? "�" : String.fromCharCode(0x2400 + c.charCodeAt(0)),
+  );
+}
 
-  #toolCall(update: Record<string, unknown>): void {
-    const id = String(update.toolCallId ?? "");
-    const title = typeof update.title === "string" ? update.title : id;
-    this.#titles.set(id, title);
-    out.line(`🛠️ ${title}`);
-    this.#content(update.content);
-  }
-
-  #toolCallUpdate(update: Record<string, unknown>): void {
-    const id = String(update.toolCallId ?? "");
-    if (typeof update.title === "string") this.#titles.set(id, update.title);
-    if (update.status === "failed") {
-      const title = this.#titles.get(id) ?? id;
-      out.line(out.style(RED, `✖ ${title} failed`));
-    }
-    this.#content(update.content);
-  }
-
-  #content(content: unknown): void {
-    if (!Array.isArray(content)) return;
-    for (const item of content) {
-      const shown = isObject(item) && item.type === "content"
-        ? blockText(item.content)
-        : blockText(item);
-      const text = "text" in shown ? shown.text : shown.label;
-      for (const line of lines(text)) out.line(`│ ${line}`);
-    }
-  }
-
-  #thought(update: Record<string, unknown>): void {
-    if (!this.#verbose) return;
-    const shown = blockText(update.content);
-    err.chunk(err.style(DIM, "text" in shown ? shown.text : shown.label));
-  }
-
-  #plan(update: Record<string, unknown>): void {
-    if (!this.#verbose || !Array.isArray(update.entries)) return;
-    err.line(err.style(DIM, "plan:"));
-    for (const entry of update.entries.filter(isObject)) {
-      err.line(err.style(DIM, `  [${entry.status}] ${entry.content}`));
-    }
-  }
-
-  #usage(update: Record<string, unknown>): void {
-    if (!this.#verbose) return;
-    let text = `usage: ${update.used} of ${update.size} tokens`;
-    const cost = update.cost;
-    if (isObject(cost)) text += `, cost ${cost.amount} ${cost.currency}`;
-    err.line(err.style(DIM, text));
+function write(to: Stream, text: string): void {
+  const bytes = new TextEncoder().encode(text);
+  try {
+    for (let n = 0; n < bytes.length;) n += to.file.writeSync(bytes.subarray(n));
+  } catch (error) {
+    to.gone = true;
+    // A reader that went away (`| head -1`) is not an error; a full disk is.
+    if (to === stdout && !(error instanceof Deno.errors.BrokenPipe)) onOutputFailure(error);
   }
 }
 
-// ─── 8. Framing ──────────────────────────────────────────────────────────────
+/** `--quiet`: stdout is the answer text alone, and `[client]` progress lines are not shown. */
+let quiet = false;
+
+/** Writes a `[client] …` progress line on stderr (not with `--quiet`). */
+function log(text: string): void {
+  if (!quiet) printLine(stderr, `[client] ${text}`);
+}
+
+/**
+ * The line that shows, on a terminal, what the client waits for and for how
+ * long (`⠋ waiting for mm … 3 s`). It is drawn with the cursor left at its
+ * start, so that a line mm writes to the shared stderr covers it, and erased
+ * before anything else is printed. Never drawn in a file or a pipe.
+ */
+const progress = {
+  label: undefined as string | undefined,
+  since: 0,
+  drawn: false,
+  timer: undefined as Timer | undefined,
+  /** Starts showing `waiting for <label>`, or stops with `undefined`. */
+  waitFor(label: string | undefined): void {
+    if (label === this.label) return;
+    this.label = label;
+    this.since = Date.now();
+    if (label === undefined) {
+      this.erase();
+      clearInterval(this.timer);
+      this.timer = undefined;
+    } else if (stderr.terminal && this.timer === undefined) {
+      this.timer = setInterval(() => this.draw(), 100);
+      Deno.unrefTimer(Number(this.timer));
+      this.draw();
+    }
+  },
+  draw(): void {
+    if (stdout.open && stdout.terminal) return; // an answer's line is on screen
+    const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
+    const seconds = Math.floor((Date.now() - this.since) / 1000);
+    write(stderr, `\r\x1b[K${spinner} waiting for ${this.label} … ${seconds} s\r`);
+    this.drawn = true;
+  },
+  erase(): void {
+    if (this.drawn) write(stderr, "\r\x1b[K");
+    this.drawn = false;
+  },
+};
+
+// ─── 4. Framing ──────────────────────────────────────────────────────────────
 
 /** The longest line accepted from mm, as in the official SDK: 32 MiB. */
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;
@@ -591,15 +549,18 @@ export class LineTooLongError extends Error {
 }
 
 /**
- * Splits a byte stream into lines ended by `\n` or `\r\n`. Each chunk is
- * scanned once, only its new bytes, so a line spanning many chunks costs time
- * linear in its length; lines are decoded whole, so a UTF-8 character split
- * across chunks decodes correctly.
+ * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each
+ * chunk's bytes are scanned once and copied at most once, so a line spanning
+ * many chunks costs time linear in its length; a line is decoded whole, so a
+ * UTF-8 character split across chunks decodes correctly.
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * const reader = new LineReader();
- * [...reader.push(new TextEncoder().encode('{"a":1}\r\n{"b"'))]; // ['{"a":1}']
+ * const bytes = new TextEncoder().encode('{"a":1}\r\n{"b"');
+ * assert.deepEqual([...reader.push(bytes)], ['{"a":1}']);
+ * assert.deepEqual([...reader.push(new TextEncoder().encode(":2}\n"))], ['{"b":2}']);
  * ```
  */
 export class LineReader {
@@ -608,11 +569,7 @@ export class LineReader {
   #limit: number;
   #decoder = new TextDecoder();
 
-  /**
-   * Builds a reader.
-   *
-   * @param limit the longest line accepted, in bytes (without its end)
-   */
+  /** Builds a reader that refuses lines longer than `limit` bytes (without their end). */
   constructor(limit = MAX_LINE_BYTES) {
     this.#limit = limit;
   }
@@ -624,11 +581,7 @@ export class LineReader {
    */
   *push(chunk: Uint8Array): Generator<string> {
     let start = 0;
-    for (
-      let end = chunk.indexOf(10);
-      end !== -1;
-      end = chunk.indexOf(10, start)
-    ) {
+    for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, start)) {
       this.#keep(chunk.subarray(start, end));
       yield this.#take();
       start = end + 1;
@@ -642,29 +595,21 @@ export class LineReader {
   }
 
   #keep(bytes: Uint8Array): void {
-    // One byte of slack for the `\r` of a `\r\n` ending.
-    if (this.#length + bytes.length > this.#limit + 1) {
+    if (this.#length + bytes.length > this.#limit + 1) { // + 1: the `\r` of `\r\n`
       this.#parts = [];
       this.#length = 0;
       throw new LineTooLongError(this.#limit);
     }
-    if (bytes.length > 0) {
-      // Kept, not copied: a stream hands over a new chunk on every read.
-      this.#parts.push(bytes);
-      this.#length += bytes.length;
-    }
+    if (bytes.length === 0) return;
+    this.#parts.push(bytes); // kept, not copied: a stream hands over a new chunk each read
+    this.#length += bytes.length;
   }
 
   #take(): string {
-    let bytes: Uint8Array;
-    if (this.#parts.length === 1) bytes = this.#parts[0];
-    else {
-      bytes = new Uint8Array(this.#length);
+    let bytes = this.#parts.length === 1 ? this.#parts[0] : new Uint8Array(this.#length);
+    if (this.#parts.length > 1) {
       let offset = 0;
-      for (const part of this.#parts) {
-        bytes.set(part, offset);
-        offset += part.length;
-      }
+      for (const part of this.#parts) bytes.set(part, offset), offset += part.length;
     }
     this.#parts = [];
     this.#length = 0;
@@ -676,33 +621,37 @@ export class LineReader {
 /** A JSON-RPC id. */
 export type RpcId = string | number | null;
 
+/** A JSON-RPC error object. */
+export interface RpcErrorObject {
+  /** The error code. */
+  code: number;
+  /** A short description. */
+  message: string;
+  /** Anything else the sender attached. */
+  data?: unknown;
+}
+
 /** What one line from mm turned out to be. */
 export type Frame =
   | { kind: "request"; id: string | number; method: string; params: unknown }
   | { kind: "notification"; method: string; params: unknown }
-  | {
-    kind: "response";
-    id: RpcId;
-    result?: unknown;
-    error?: { code: number; message: string; data?: unknown };
-  }
+  | { kind: "response"; id: RpcId; result?: unknown; error?: RpcErrorObject }
   | { kind: "blank" }
-  | { kind: "bad"; reply: Record<string, unknown> };
-
-function errorReply(id: RpcId, code: number): Record<string, unknown> {
-  return { jsonrpc: "2.0", id, error: { code, message: ERROR_MESSAGES[code] } };
-}
+  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: RpcErrorObject } };
 
 /**
- * Classifies one line: a request, a notification, a response, a blank line
- * to skip, or a bad frame with the error reply §8 fixes (`-32700` for a line
- * that is not JSON; `-32600` for a batch, a non-object, or an object that is
- * none of the three).
+ * Classifies one line: a request, a notification, a response, a blank line to
+ * skip, or a bad frame with its error reply: `-32700` for a line that is not
+ * JSON; `-32600` for a batch, a non-object, or an object of none of the kinds.
  *
  * @example
  * ```ts
- * parseFrame("[1,2]");
- * // { kind: "bad", reply: { jsonrpc: "2.0", id: null, error: { code: -32600, … } } }
+ * import assert from "node:assert/strict";
+ * assert.equal(parseFrame('{"jsonrpc":"2.0","id":7,"method":"m"}').kind, "request");
+ * assert.deepEqual(parseFrame("[1,2]"), {
+ *   kind: "bad",
+ *   reply: { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request" } },
+ * });
  * ```
  */
 export function parseFrame(line: string): Frame {
@@ -711,392 +660,327 @@ export function parseFrame(line: string): Frame {
   try {
     value = JSON.parse(line);
   } catch {
-    return { kind: "bad", reply: errorReply(null, ErrorCode.parseError) };
+    return badFrame(null, -32700, "Parse error");
   }
-  if (!isObject(value)) {
-    return { kind: "bad", reply: errorReply(null, ErrorCode.invalidRequest) };
-  }
-  const id = value.id;
+  if (!isObject(value)) return badFrame(null, -32600, "Invalid Request");
+  const { id, method, params } = value;
   const validId = typeof id === "string" || typeof id === "number";
-  if (typeof value.method === "string") {
-    if (validId) {
-      return {
-        kind: "request",
-        id,
-        method: value.method,
-        params: value.params,
-      };
-    }
-    if (!("id" in value)) {
-      return {
-        kind: "notification",
-        method: value.method,
-        params: value.params,
-      };
-    }
-  } else if (
-    !("method" in value) && (validId || id === null) &&
-    ("result" in value || isObject(value.error))
+  if (typeof method === "string" && validId) return { kind: "request", id, method, params };
+  if (typeof method === "string" && !("id" in value)) {
+    return { kind: "notification", method, params };
+  }
+  if (
+    method === undefined && (validId || id === null) && ("result" in value || isObject(value.error))
   ) {
-    return {
-      kind: "response",
-      id: id as RpcId,
-      result: value.result,
-      error: value.error as { code: number; message: string } | undefined,
-    };
+    return { kind: "response", id, result: value.result, error: value.error as RpcErrorObject };
   }
-  return {
-    kind: "bad",
-    reply: errorReply(validId ? id : null, ErrorCode.invalidRequest),
-  };
+  return badFrame(validId ? id : null, -32600, "Invalid Request");
 }
 
-// ─── 9. The connection to mm ─────────────────────────────────────────────────
+function badFrame(id: RpcId, code: number, message: string): Frame {
+  return { kind: "bad", reply: { jsonrpc: "2.0", id, error: { code, message } } };
+}
 
-/** An error that ends the run with a message and an exit code. */
-export class ClientError extends Error {
-  /** The process exit code. */
-  readonly exitCode: number;
-  /** `message` is printed as `error: <message>`; an empty one prints nothing. */
-  constructor(message: string, exitCode: number) {
+// ─── 5. The connection ───────────────────────────────────────────────────────
+
+/** A JSON-RPC error, to answer a request with or received as an answer. */
+export class RpcError extends Error {
+  /** The JSON-RPC error code. */
+  readonly code: number;
+  /** Builds the error. */
+  constructor(code: number, message: string) {
     super(message);
-    this.exitCode = exitCode;
+    this.code = code;
   }
 }
 
-interface Pending {
-  method: string;
-  resolve(result: unknown): void;
-  reject(error: RpcError): void;
+/** How many bad frames are logged (and answered) before they are only counted. */
+const BAD_FRAMES_SHOWN = 10;
+/** After this many bad frames in a row, mm is not speaking JSON-RPC: the connection is dropped. */
+const BAD_FRAMES_IN_A_ROW = 1000;
+/** Reading from mm pauses while more than this many bytes of answers wait to be written. */
+const MAX_UNWRITTEN = 1024 * 1024;
+
+/** What the connection does with what mm sends. */
+interface Handlers {
+  /** Answers a request (see {@linkcode answerRequest}). */
+  request(method: string, params: unknown): unknown;
+  /** Takes a notification. */
+  notification(method: string, params: unknown): void;
+  /** The connection cannot go on: mm is gone, or not speaking JSON-RPC. */
+  fail(error: ClientError): void;
+}
+
+/** JSON-RPC over mm's stdin and stdout. */
+interface Connection {
+  /** Sends a request; resolves with its result or rejects with an {@linkcode RpcError}. */
+  request(method: string, params: unknown): Promise<unknown>;
+  /** Sends a notification. */
+  notify(method: string, params: unknown): void;
+  /** Closes mm's stdin once every queued frame is written. */
+  close(): Promise<void>;
+  /** Settles when mm's stdout has ended and every line of it was handled. */
+  reading: Promise<void>;
+  /** How many bad frames were counted but not logged. */
+  unlogged(): number;
 }
 
 /**
- * JSON-RPC over mm's stdin and stdout: requests out with their answers
- * matched by id, requests and notifications in, writes serialised so one
- * frame is written whole before the next starts.
+ * Connects to mm's pipes. Frames queued in one tick go out in one write,
+ * whole and in order; reading pauses while answers pile up unwritten, so
+ * memory stays bounded when mm stops reading its stdin.
  */
-class Connection {
-  #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #encoder = new TextEncoder();
-  #writing: Promise<void> = Promise.resolve();
-  #queued: string[] = [];
-  #nextId = 0;
-  #pending = new Map<RpcId, Pending>();
-  /** Requests from mm still being handled, to honour `$/cancel_request`. */
-  #handling = new Map<RpcId, AbortController>();
-  #trace: boolean;
-  #onRequest: (method: string, params: unknown, signal: AbortSignal) => unknown;
-  #onNotification: (method: string, params: unknown) => void;
-  #onWriteError: (error: unknown) => void;
+function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): Connection {
+  const writer = child.stdin.getWriter();
+  const encoder = new TextEncoder();
+  const pending = new Map<RpcId, { resolve(r: unknown): void; reject(e: RpcError): void }>();
+  let queued: string[] = [];
+  let unwritten = 0;
+  let writing = Promise.resolve();
+  let nextId = 0;
+  const bad = { total: 0, inARow: 0, first: "" };
 
-  constructor(options: {
-    stdin: WritableStream<Uint8Array>;
-    trace: boolean;
-    onRequest: (
-      method: string,
-      params: unknown,
-      signal: AbortSignal,
-    ) => unknown;
-    onNotification: (method: string, params: unknown) => void;
-    onWriteError: (error: unknown) => void;
-  }) {
-    this.#writer = options.stdin.getWriter();
-    this.#trace = options.trace;
-    this.#onRequest = options.onRequest;
-    this.#onNotification = options.onNotification;
-    this.#onWriteError = options.onWriteError;
-  }
-
-  /** Sends a request and resolves with its result, or rejects with its error. */
-  request(method: string, params: unknown): Promise<unknown> {
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { method, resolve, reject });
-      this.#send({ jsonrpc: "2.0", id, method, params });
-    });
-  }
-
-  /** Sends a notification. */
-  notify(method: string, params: unknown): void {
-    this.#send({ jsonrpc: "2.0", method, params });
-  }
-
-  /** Closes mm's stdin once every queued frame is written. */
-  async close(): Promise<void> {
-    await this.#writing;
-    await this.#writer.close().catch(() => {});
-  }
-
-  /** Reads frames from mm's stdout until it ends. */
-  async readFrom(stdout: ReadableStream<Uint8Array>): Promise<void> {
-    const reader = new LineReader();
-    for await (const chunk of stdout) {
-      for (const line of reader.push(chunk)) this.#receive(line);
-    }
-    const last = reader.flush();
-    if (last !== undefined) this.#receive(last);
-  }
-
-  /**
-   * Queues a frame. Frames queued in the same tick go out in one write, whole
-   * and in order: one system call for a burst of answers instead of one each.
-   */
-  #send(message: Record<string, unknown>): void {
+  const send = (message: object) => {
     const line = JSON.stringify(message);
-    if (this.#trace) err.line(`→ ${line}`);
-    this.#queued.push(line, "\n");
-    if (this.#queued.length > 2) return; // a write is already scheduled
-    this.#writing = this.#writing
-      .then(() => {
-        const bytes = this.#encoder.encode(this.#queued.join(""));
-        this.#queued = [];
-        return this.#writer.write(bytes);
-      })
-      .catch((error) => this.#onWriteError(error));
-  }
+    if (trace) printLine(stderr, `→ ${line}`);
+    queued.push(line, "\n");
+    unwritten += line.length + 1;
+    if (queued.length > 2) return; // a write of this tick is scheduled already
+    writing = writing.then(() => {
+      const text = queued.join("");
+      queued = [];
+      return writer.write(encoder.encode(text)).then(() => void (unwritten -= text.length));
+    }).catch(async (error) => {
+      // An mm that exited is reported as such by the run; anything else is reported here.
+      const exited = await Promise.race([child.status, delay(EXIT_GRACE_MS)]);
+      if (!exited) handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
+    });
+  };
 
-  #receive(line: string): void {
-    if (this.#trace && line.trim() !== "") err.line(`← ${line}`);
+  const receive = (line: string) => {
+    if (trace && line.trim() !== "") printLine(stderr, `← ${line}`);
     const frame = parseFrame(line);
-    switch (frame.kind) {
-      case "blank":
-        return;
-      case "bad":
-        log(`bad frame from mm: ${line.slice(0, 80)}`);
-        return this.#send(frame.reply);
-      case "response":
-        return this.#settle(frame);
-      case "notification":
-        return this.#notification(frame.method, frame.params);
-      case "request":
-        return this.#request(frame.id, frame.method, frame.params);
-    }
-  }
-
-  #settle(frame: Extract<Frame, { kind: "response" }>): void {
-    const pending = this.#pending.get(frame.id);
-    if (!pending) {
-      log(
-        `answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`,
-      );
-      return;
-    }
-    this.#pending.delete(frame.id);
-    if (frame.error) {
+    if (frame.kind === "blank") return;
+    if (frame.kind === "bad") return badLine(line, frame.reply);
+    bad.inARow = 0;
+    if (frame.kind === "request") {
+      try {
+        send({
+          jsonrpc: "2.0",
+          id: frame.id,
+          result: handlers.request(frame.method, frame.params) ?? null,
+        });
+      } catch (error) {
+        const { code, message } = error instanceof RpcError
+          ? error
+          : { code: -32603, message: `Internal error: ${errorText(error)}` };
+        send({ jsonrpc: "2.0", id: frame.id, error: { code, message } });
+      }
+    } else if (frame.kind === "notification") {
+      handlers.notification(frame.method, frame.params);
+    } else {
+      const waiting = pending.get(frame.id);
+      if (!waiting) {
+        return log(`answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`);
+      }
+      pending.delete(frame.id);
+      if (!frame.error) return waiting.resolve(frame.result);
       const message = typeof frame.error.message === "string"
         ? frame.error.message
         : JSON.stringify(frame.error);
-      pending.reject(new RpcError(Number(frame.error.code), message));
-    } else pending.resolve(frame.result);
-  }
-
-  #notification(method: string, params: unknown): void {
-    if (method === "$/cancel_request") {
-      const id = isObject(params) ? params.requestId : undefined;
-      const handling = this.#handling.get(id as RpcId);
-      if (handling) {
-        handling.abort();
-        this.#handling.delete(id as RpcId);
-        this.#reply(id as RpcId, new RpcError(ErrorCode.requestCancelled));
-      }
-      return; // already answered: nothing left to cancel
+      waiting.reject(new RpcError(Number(frame.error.code), message));
     }
-    this.#onNotification(method, params);
-  }
+  };
 
-  #request(id: string | number, method: string, params: unknown): void {
-    const controller = new AbortController();
-    let answer: unknown;
-    try {
-      answer = this.#onRequest(method, params, controller.signal);
-    } catch (error) {
-      return this.#reply(id, error);
+  /** A noisy peer: log and answer the first few bad lines, count the rest, give up on a flood. */
+  const badLine = (line: string, reply: object) => {
+    if (bad.inARow++ === 0) bad.first = line.slice(0, 80);
+    if (++bad.total <= BAD_FRAMES_SHOWN) {
+      printLine(stderr, `[client] bad frame from mm: ${line.slice(0, 80)}`);
+      send(reply);
     }
-    if (!(answer instanceof Promise)) return this.#reply(id, answer, true);
-    // An asynchronous handler: it can be cancelled until it answers.
-    this.#handling.set(id, controller);
-    answer.then(
-      (result) => this.#replyUnlessCancelled(id, controller, result, true),
-      (error) => this.#replyUnlessCancelled(id, controller, error),
+    if (bad.inARow >= BAD_FRAMES_IN_A_ROW) {
+      throw new ClientError(
+        `mm is not speaking JSON-RPC on stdout (${bad.inARow} bad lines; first: ${bad.first})`,
+      );
+    }
+  };
+
+  const reading = (async () => {
+    const reader = new LineReader();
+    for await (const chunk of child.stdout) {
+      for (const line of reader.push(chunk)) receive(line);
+      if (unwritten > MAX_UNWRITTEN) await writing;
+    }
+    const last = reader.flush();
+    if (last !== undefined) receive(last);
+  })().catch((error) => {
+    if (error instanceof LineTooLongError) {
+      log(`${error.message}; dropping the connection`);
+      error = new ClientError(`${error.message}; connection dropped`);
+    }
+    handlers.fail(
+      error instanceof ClientError
+        ? error
+        : new ClientError(`reading from mm: ${errorText(error)}`),
     );
-  }
+  });
 
-  #replyUnlessCancelled(
-    id: RpcId,
-    controller: AbortController,
-    answer: unknown,
-    ok = false,
-  ): void {
-    if (controller.signal.aborted) return; // answered -32800 already
-    this.#handling.delete(id);
-    this.#reply(id, answer, ok);
-  }
-
-  #reply(id: RpcId, answer: unknown, ok = false): void {
-    if (ok) return this.#send({ jsonrpc: "2.0", id, result: answer ?? null });
-    const error = answer instanceof RpcError
-      ? answer
-      : new RpcError(-32603, `Internal error: ${errorText(answer)}`);
-    this.#send({
-      jsonrpc: "2.0",
-      id,
-      error: { code: error.code, message: error.message },
-    });
-  }
+  return {
+    request: (method, params) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        send({ jsonrpc: "2.0", id, method, params });
+      }),
+    notify: (method, params) => send({ jsonrpc: "2.0", method, params }),
+    close: () => writing.then(() => writer.close()).catch(() => {}),
+    reading,
+    unlogged: () => Math.max(0, bad.total - BAD_FRAMES_SHOWN),
+  };
 }
 
-// ─── 10. The command line ────────────────────────────────────────────────────
+// ─── 6. The command line and the agent file ──────────────────────────────────
+
+/** An error that ends the run: `error: <message>` on stderr, and an exit code. */
+export class ClientError extends Error {
+  /** The process exit code. */
+  readonly exitCode: number;
+  /** A usage error: the usage follows the message. */
+  readonly usage: boolean;
+  /** An empty `message` prints nothing (the run was interrupted). */
+  constructor(message: string, exitCode = 1, usage = false) {
+    super(message);
+    this.exitCode = exitCode;
+    this.usage = usage;
+  }
+}
 
 /** The default question. */
 export const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
 
-/** The options of one run, from the command line. */
-export interface Options {
-  /** The prompt. */
-  question: string;
-  /** How mm discovers the tool. */
-  discovery: Discovery;
-  /** The agent file as given (or the default for the mode). */
-  agent: string;
-  /** The mm executable given by `--mm`, if any. */
-  mm?: string;
-  /** Print every frame on stderr. */
-  trace: boolean;
-  /** Show thoughts, plans and usage. */
-  verbose: boolean;
-  /** Seconds to wait for `initialize` and `session/new`. */
-  timeout: number;
-  /** `--help` or `--version` asked for. */
-  show?: "help" | "version";
-}
-
 /** The usage text of `--help`. */
-export const USAGE = `usage: client.ts [options] [question]
+export const USAGE = `usage: client.ts [options] [question | -]
 
 Lends mini-me (mm -acp) one tool, host_info, asks it a question and shows
-the conversation.
+the conversation. "-" reads the question from stdin.
 
 options:
   --request          discovery mode "request" (default agent file: agent-request.yaml)
   --agent FILE       the agent file to give mm (default: agent.yaml)
   --mm PATH          the mm executable (default: $MM_BIN, else mm on PATH)
+  -i, --interactive  more questions after the first, one per line, in the same session
+  -q, --quiet        stdout is the answer alone; no [client] progress lines
+  --resume ID        continue an earlier session of mm
   --trace            print every JSON-RPC frame on stderr (→ sent, ← received)
   --verbose          also show thoughts, plans and usage updates on stderr
-  --timeout SECONDS  how long to wait for initialize and session/new (default 30)
+  --timeout SECONDS  how long to wait for mm to start a session (default 30)
   -h, --help         show this help and exit
   --version          print the version and exit`;
 
-/** A command line the client cannot run: exit code 2, with the usage. */
-export class UsageError extends ClientError {
-  /** Builds the error; `message` names the bad option or value. */
-  constructor(message: string) {
-    super(message, 2);
-  }
-}
+/** The command line's options, as `node:util` `parseArgs` reads them. */
+export const OPTIONS = {
+  request: { type: "boolean" },
+  agent: { type: "string" },
+  mm: { type: "string" },
+  interactive: { type: "boolean", short: "i" },
+  quiet: { type: "boolean", short: "q" },
+  resume: { type: "string" },
+  trace: { type: "boolean" },
+  verbose: { type: "boolean" },
+  timeout: { type: "string", default: "30" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
+} as const;
+
+/** The options of one run, as `node:util` `parseArgs` reads them, with the question. */
+export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"] & {
+  /** The first question; `-` for stdin, `undefined` to read it with `--interactive`. */
+  question?: string;
+  /** `--timeout` in seconds. */
+  seconds: number;
+};
 
 /**
- * Parses the command line with `node:util` `parseArgs`. A `--` that is the
- * very first argument is dropped (`deno task demo -- --request`).
+ * Parses the command line. A `--` that is the very first argument is dropped,
+ * because `deno task demo -- --request` passes it through.
  *
- * @throws {UsageError} for an unknown option or a bad value
+ * @throws {ClientError} (exit 2, with the usage) naming what is wrong
  * @example
  * ```ts
- * parseCommandLine(["--", "--request", "Which", "CPU?"]).question; // "Which CPU?"
+ * import assert from "node:assert/strict";
+ * const options = parseCommandLine(["--", "--request", "Which", "CPU?"]);
+ * assert.equal(options.request, true);
+ * assert.equal(options.question, "Which CPU?");
  * ```
  */
 export function parseCommandLine(argv: readonly string[]): Options {
   const args = argv[0] === "--" ? argv.slice(1) : [...argv];
+  // A negative number is a value, not an option: `--timeout -1` is a bad timeout.
+  const at = args.findIndex((arg, i) => arg.startsWith("--") && /^-\d/.test(args[i + 1] ?? ""));
+  if (at >= 0) args.splice(at, 2, `${args[at]}=${args[at + 1]}`);
   let parsed;
   try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        request: { type: "boolean" },
-        agent: { type: "string" },
-        mm: { type: "string" },
-        trace: { type: "boolean" },
-        verbose: { type: "boolean" },
-        timeout: { type: "string" },
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean" },
-      },
-    });
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(describeParseError(error));
+    const option = errorText(error).match(/'(?:-\w, )?(-[^' ]+)/)?.[1];
+    const message = !option
+      ? errorText(error).split("\n")[0]
+      : errorText(error).includes("does not take an argument")
+      ? `${option} takes no value`
+      : field(error, "code") === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
+      ? `unknown option ${option}`
+      : `${option} needs a value`;
+    throw new ClientError(message, 2, true);
   }
   const { values, positionals } = parsed;
-  const timeout = Number(values.timeout ?? "30");
-  if (!(timeout > 0 && Number.isFinite(timeout))) {
-    throw new UsageError(
-      `--timeout needs a number of seconds above 0, got ${JSON.stringify(values.timeout)}`,
-    );
+  const usage = (message: string) => new ClientError(message, 2, true);
+  const timeout = values.timeout;
+  if (!/^(\d+\.?\d*|\.\d+)$/.test(timeout) || !(Number(timeout) > 0)) {
+    throw usage(`--timeout takes a number of seconds above 0, got ${JSON.stringify(timeout)}`);
   }
-  const discovery: Discovery = values.request ? "request" : "meta";
-  return {
-    question: positionals.join(" ").trim() || DEFAULT_QUESTION,
-    discovery,
-    agent: values.agent ??
-      (discovery === "request" ? "agent-request.yaml" : "agent.yaml"),
-    mm: values.mm,
-    trace: values.trace ?? false,
-    verbose: values.verbose ?? false,
-    timeout,
-    show: values.help ? "help" : values.version ? "version" : undefined,
-  };
+  if (values.mm === "") throw usage('--mm needs a path, got ""');
+  if (values.resume === "") throw usage('--resume needs a session id, got ""');
+  const question = positionals.join(" ").trim() ||
+    (values.interactive ? undefined : DEFAULT_QUESTION);
+  if (question === "-" && values.interactive) {
+    throw usage("- reads the question from stdin, which --interactive reads too");
+  }
+  return { ...values, question, seconds: Number(timeout) };
 }
-
-function describeParseError(error: unknown): string {
-  const text = errorText(error);
-  const code = isObject(error) ? error.code : undefined;
-  const option = text.match(/'([^']+)'/)?.[1]?.split(" ")[0];
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option) {
-    return `unknown option ${option}`;
-  }
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option) {
-    return `${option} needs a value`;
-  }
-  return text.split("\n")[0];
-}
-
-// ─── 11. The agent file ──────────────────────────────────────────────────────
 
 /**
  * Finds the agent file: relative to the current directory, else, when the
  * client runs from a source file, next to `client.ts`.
  *
- * @throws {ClientError} (exit 2) when it is in neither place
+ * @throws {ClientError} (exit 2) naming the file and what is wrong with it
  */
-export function findAgentFile(name: string): string {
-  const candidates = [name];
+function findAgentFile(name: string, given: boolean): string {
   const here = import.meta.dirname;
-  if (here && !isAbsolute(name)) candidates.push(`${here}/${name}`);
-  for (const path of candidates) {
-    try {
-      if (Deno.statSync(path).isFile) return path;
-    } catch (error) {
-      if (error instanceof Deno.errors.NotCapable) {
-        throw new ClientError(
-          `agent file ${path} is outside what this run may read (add --allow-read=${path})`,
-          2,
-        );
-      }
-      // not there: try the next place
+  const places = here && !/^([/\\]|[A-Za-z]:)/.test(name) ? [name, `${here}/${name}`] : [name];
+  for (const path of places) {
+    if (!granted({ name: "read", path })) {
+      throw new ClientError(
+        `agent file ${path} is outside what this run may read (add --allow-read=${path})`,
+        2,
+      );
     }
+    let isDirectory;
+    try {
+      isDirectory = Deno.statSync(path).isDirectory;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) continue;
+      throw new ClientError(`cannot read agent file ${path}: ${errorText(error)}`, 2);
+    }
+    if (isDirectory) throw new ClientError(`agent file ${path} is a directory`, 2);
+    return path;
   }
-  throw new ClientError(
-    `agent file not found: ${name} (run from the project folder or pass --agent)`,
-    2,
-  );
+  const hint = given ? "" : " (run from the project folder or pass --agent)";
+  throw new ClientError(`agent file not found: ${name}${hint}`, 2);
 }
 
-function isAbsolute(path: string): boolean {
-  return path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path);
-}
-
-/** The part of an agent file the client checks. */
+/** The part of an agent file the client checks: `acp.clientTools.enabled` and `.discovery`. */
 export interface AgentConfig {
   /** `acp.clientTools.enabled` (default `true`). */
   enabled: boolean;
@@ -1105,113 +989,415 @@ export interface AgentConfig {
 }
 
 /**
- * Reads an agent file's YAML and the keys the client checks.
+ * Reads an agent file's YAML. An empty file, or one with only comments, has
+ * no keys: mm reads it so.
  *
  * @throws {ClientError} (exit 2) naming the file, and the line for bad YAML
  */
-export function readAgentFile(path: string): AgentConfig {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (error) {
-    throw new ClientError(
-      `cannot read agent file ${path}: ${errorText(error)}`,
-      2,
-    );
-  }
+function readAgentFile(path: string): AgentConfig {
   let document: unknown;
   try {
-    document = parseYaml(text);
+    document = parseYaml(Deno.readTextFileSync(path));
   } catch (error) {
-    if (error instanceof YAMLException) {
-      throw new ClientError(
-        `agent file ${path} is not valid YAML (line ${
-          (error.mark?.line ?? 0) + 1
-        }): ${error.reason}`,
-        2,
-      );
+    if (!(error instanceof YAMLException)) {
+      throw new ClientError(`cannot read agent file ${path}: ${errorText(error)}`, 2);
     }
-    throw error;
-  }
-  if (document !== null && document !== undefined && !isObject(document)) {
+    const line = (error.mark?.line ?? 0) + 1;
     throw new ClientError(
-      `agent file ${path} is not a YAML mapping of keys`,
+      `agent file ${path} is not valid YAML (line ${line}): ${error.reason}`,
       2,
     );
   }
-  const acp = isObject(document) ? document.acp : undefined;
-  const tools = isObject(acp) ? acp.clientTools : undefined;
-  const config = isObject(tools) ? tools : {};
+  if (document != null && !isObject(document)) {
+    throw new ClientError(`agent file ${path} is not a YAML mapping of keys`, 2);
+  }
+  const tools = field(field(document, "acp"), "clientTools");
+  const discovery = field(tools, "discovery");
   return {
-    enabled: config.enabled !== false,
-    discovery: typeof config.discovery === "string" ? config.discovery : "meta",
+    enabled: field(tools, "enabled") !== false,
+    discovery: typeof discovery === "string" ? discovery : "meta",
   };
 }
 
 /**
- * The warnings for an agent file that contradicts the run (§9). The client
- * goes on anyway, so that mm's own reaction can be seen.
+ * The warnings for an agent file that contradicts the run. The client goes
+ * on anyway, so that mm's own reaction can be seen.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(agentFileWarnings("a.yaml", { enabled: false, discovery: "meta" }, false), [
+ *   "warning: a.yaml sets acp.clientTools.enabled: false; mm will ignore host_info",
+ * ]);
+ * ```
  */
-export function agentFileWarnings(
-  file: string,
-  config: AgentConfig,
-  discovery: Discovery,
-): string[] {
+export function agentFileWarnings(file: string, config: AgentConfig, request: boolean): string[] {
   const prefix = `warning: ${file} sets acp.clientTools`;
-  if (!config.enabled) {
-    return [`${prefix}.enabled: false; mm will ignore host_info`];
-  }
-  if (config.discovery === "meta" && discovery === "request") {
+  if (!config.enabled) return [`${prefix}.enabled: false; mm will ignore host_info`];
+  if (config.discovery === "meta" && request) {
     return [
       `${prefix}.discovery: meta, but the client announces request; mm will not see host_info`,
     ];
   }
-  if (config.discovery === "request" && discovery === "meta") {
+  if (config.discovery === "request" && !request) {
     return [
-      `${prefix}.discovery: request, but the client announces meta; mm will ask for the list, and the client answers it`,
+      `${prefix}.discovery: request, but the client announces meta; ` +
+      "mm will ask for the list, and the client answers it",
     ];
   }
   return [];
 }
 
-// ─── 12. The run ─────────────────────────────────────────────────────────────
+// ─── 7. The run ──────────────────────────────────────────────────────────────
 
 /** How long mm gets to exit after its stdin is closed. */
 const EXIT_GRACE_MS = 2000;
 /** How long mm gets to answer the prompt after `session/cancel`. */
 const CANCEL_GRACE_MS = 5000;
-
-const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+/** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
+const SAME_KEYPRESS_MS = 300;
+/** The longest delay a timer takes (about 24.8 days); a longer timeout never fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * Starts mm as `<mm> -acp -agent <file>`, in its own process group so that a
- * Ctrl-C typed in the terminal reaches the client alone.
+ * The `initialize` params: the tool list in `meta` mode, `true` ("ask me for
+ * it") in `request` mode (acp-client-tools.md, "Découverte").
  *
- * @throws {ClientError} (exit 127) when it cannot be started
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const { clientCapabilities } = initializeParams(true);
+ * assert.deepEqual(clientCapabilities._meta, { "org.mini-me/tools": true });
+ * ```
  */
-function startMm(mm: string, agentFile: string): Deno.ChildProcess {
+export function initializeParams(
+  request: boolean,
+): { clientCapabilities: Record<string, unknown>; [key: string]: unknown } {
+  return {
+    protocolVersion: 1,
+    clientInfo: { name: "host-info-client", version: VERSION },
+    // Capabilities are a contract: no file system and no terminal, which this client lacks.
+    clientCapabilities: {
+      fs: { readTextFile: false, writeTextFile: false },
+      terminal: false,
+      _meta: { "org.mini-me/tools": request ? true : [...OFFERED_TOOLS] },
+    },
+  };
+}
+
+/** One run of the client: mm, the connection to it, and where the exchange stands. */
+interface Run {
+  options: Options;
+  child: Deno.ChildProcess;
+  connection: Connection;
+  view: View;
+  /** What the client waits for mm to do, for the "mm exited before …" error. */
+  waitingFor: string;
+  sessionId: string;
+  /** The exit code of the Ctrl-C (130) or SIGTERM (143) that cancelled the running turn. */
+  cancelledBy?: number;
+  cancelTimer?: Timer;
+  /** When the last signal that counted arrived. */
+  lastSignal: number;
+  /** Rejects when the run must end early; every wait races it. */
+  failed: Promise<never>;
+  fail(error: ClientError): void;
+}
+
+/**
+ * Runs the client with a command line and returns the exit code. Every
+ * failure is one `error: …` line on stderr, never a stack trace, and no mm
+ * process outlives the client.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  let run: Run | undefined;
+  let code = 1;
+  let graceful = false;
   try {
-    return new Deno.Command(mm, {
-      args: ["-acp", "-agent", agentFile],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "inherit",
-      detached: true,
-    }).spawn();
+    const options = parseCommandLine(argv);
+    if (options.help || options.version) {
+      print(stdout, `${options.help ? USAGE : `host-info-client ${VERSION}`}\n`);
+      return 0;
+    }
+    quiet = options.quiet ?? false;
+    const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
+    const agentFile = findAgentFile(agent, options.agent !== undefined);
+    const config = readAgentFile(agentFile);
+    for (const warning of agentFileWarnings(agent, config, options.request ?? false)) {
+      printLine(stderr, `[client] ${warning}`);
+    }
+    if (options.question === "-") {
+      const text = await new Response(Deno.stdin.readable).text();
+      options.question = text.trim() || DEFAULT_QUESTION;
+    }
+    run = startRun(options, agentFile);
+    code = await converse(run);
+    graceful = true;
+    if (code === 0) log(`continue with: --resume ${run.sessionId}`);
   } catch (error) {
-    const reason = error instanceof Deno.errors.NotFound
+    code = error instanceof ClientError ? error.exitCode : 1;
+    if (!(error instanceof ClientError) || error.message) {
+      printLine(stderr, `error: ${errorText(error)}`);
+    }
+    if (error instanceof ClientError && error.usage) printLine(stderr, USAGE);
+  }
+  progress.waitFor(undefined);
+  if (run) await endMm(run, graceful);
+  const unlogged = run?.connection.unlogged() ?? 0;
+  if (unlogged > 0) {
+    printLine(stderr, `[client] ${unlogged} more bad frames from mm were not logged`);
+  }
+  return code;
+}
+
+/** Starts mm and connects to it; from here on, Ctrl-C and SIGTERM are the client's. */
+function startRun(options: Options, agentFile: string): Run {
+  const fromEnv = readEnv("MM_BIN");
+  const child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, !options.mm && !fromEnv);
+  let fail!: (error: ClientError) => void;
+  const failed = new Promise<never>((_, reject) => fail = reject);
+  failed.catch(() => {}); // read where it matters, in ask()
+  const connection = connect(child, options.trace ?? false, {
+    request: (method, params) => answerRequest(method, params, run.cancelledBy !== undefined),
+    notification: (method, params) => {
+      if (method !== "session/update") return; // other notifications are not for the user
+      showUpdate(field(params, "update"), run.view);
+      progress.waitFor(waitLabel(run));
+    },
+    fail,
+  });
+  const view = {
+    verbose: options.verbose ?? false,
+    replaying: false,
+    titles: new Map(),
+    running: new Set<string>(),
+  };
+  const run: Run = {
+    options,
+    child,
+    connection,
+    view,
+    waitingFor: "answering initialize",
+    sessionId: "?",
+    lastSignal: -Infinity,
+    failed,
+    fail,
+  };
+  onOutputFailure = (error) =>
+    fail(new ClientError(`cannot write the conversation: ${errorText(error)}`));
+  child.status.then(async (status) => {
+    await Promise.race([connection.reading, delay(1000)]); // read its last words first
+    fail(mmExited(status, run.waitingFor));
+  });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(signal, () => interrupt(run, signal));
+  }
+  return run;
+}
+
+/**
+ * Starts mm as `<mm> -acp -agent <file>` — the line to change if your mm is
+ * started another way — in its own process group, so that a Ctrl-C typed in
+ * the terminal reaches the client alone.
+ */
+function startMm(mm: string, agentFile: string, defaultMm: boolean): Deno.ChildProcess {
+  let reason = "this run may not start it (add --allow-run)";
+  try {
+    if (granted({ name: "run", command: mm })) {
+      return new Deno.Command(mm, {
+        args: ["-acp", "-agent", agentFile],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "inherit",
+        detached: true,
+      }).spawn();
+    }
+  } catch (error) {
+    reason = error instanceof Deno.errors.NotFound
       ? "not found"
       : error instanceof Deno.errors.PermissionDenied
       ? "not executable"
       : errorText(error);
+  }
+  if (defaultMm && !granted({ name: "env", variable: "MM_BIN" })) {
+    reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
+  }
+  throw new ClientError(
+    `cannot start mm (${mm}): ${reason}. Install mini-me or set MM_BIN / --mm.`,
+    127,
+  );
+}
+
+/** The whole conversation: `initialize`, a session, then one turn per question. */
+async function converse(run: Run): Promise<number> {
+  const { options } = run;
+  progress.waitFor("mm");
+  const init = await ask(
+    run,
+    "initialize",
+    initializeParams(options.request ?? false),
+    options.seconds,
+  );
+  const version = field(init, "protocolVersion");
+  if (version !== 1) {
     throw new ClientError(
-      `cannot start mm (${mm}): ${reason}. Install mini-me or set MM_BIN / --mm.`,
-      127,
+      `mm speaks ACP protocol version ${JSON.stringify(version)}; this client speaks 1`,
     );
+  }
+  await openSession(run, field(init, "agentCapabilities"));
+  if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
+  const questions = readQuestions();
+  for (let question = options.question;; question = undefined) {
+    question ??= await nextQuestion(run, questions);
+    if (question === undefined) return 0; // end of input
+    const code = await turn(run, question);
+    if (run.cancelledBy === 143) return code; // SIGTERM ends the client, Ctrl-C only the turn
+    run.cancelledBy = undefined;
+  }
+}
+/**
+ * Opens the session: `session/new`, or with `--resume` `session/resume` when
+ * mm advertises it, else `session/load` (which replays the conversation so
+ * far). In `request` mode mm asks for the tool list before it answers any of
+ * the three (acp-client-tools.md, "Mode request").
+ */
+async function openSession(run: Run, capabilities: unknown): Promise<void> {
+  const { options } = run;
+  const params = { cwd: Deno.cwd(), mcpServers: [] };
+  let how = "";
+  if (options.resume === undefined) {
+    run.sessionId = String(
+      field(await ask(run, "session/new", params, options.seconds), "sessionId"),
+    );
+  } else {
+    const method = field(field(capabilities, "sessionCapabilities"), "resume") != null
+      ? "session/resume"
+      : field(capabilities, "loadSession") === true
+      ? "session/load"
+      : undefined;
+    if (!method) {
+      throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
+    }
+    run.sessionId = options.resume;
+    run.view.replaying = method === "session/load";
+    await ask(run, method, { sessionId: options.resume, ...params }, options.seconds);
+    run.view.replaying = false;
+    how = method === "session/load" ? " (loaded)" : " (resumed)";
+  }
+  log(`discovery: ${options.request ? "request" : "meta"}, session ${run.sessionId}${how}`);
+}
+
+/** One prompt turn: the question, mm's updates as they come, and its stop reason. */
+async function turn(run: Run, question: string): Promise<number> {
+  if (!quiet) printLine(stdout, `❓ ${question}`);
+  run.waitingFor = "the turn ended";
+  progress.waitFor("the model");
+  const answer = await ask(run, "session/prompt", {
+    sessionId: run.sessionId,
+    prompt: [{ type: "text", text: question }],
+  });
+  clearTimeout(run.cancelTimer);
+  progress.waitFor(undefined);
+  run.waitingFor = "the next question";
+  const stopReason = String(field(answer, "stopReason"));
+  if (quiet) {
+    if (stdout.open) print(stdout, "\n");
+  } else printLine(stdout, `[${stopReason}]`);
+  if (run.cancelledBy !== undefined) return run.cancelledBy;
+  return stopReason === "cancelled" ? 130 : stopReason === "refusal" ? 1 : 0;
+}
+
+/** The questions of `--interactive`, one per line of stdin, blank lines skipped. */
+async function* readQuestions(): AsyncGenerator<string> {
+  const reader = new LineReader();
+  for await (const chunk of Deno.stdin.readable) {
+    for (const line of reader.push(chunk)) if (line.trim()) yield line.trim();
+  }
+  const last = reader.flush()?.trim();
+  if (last) yield last;
+}
+
+/** The next question of `--interactive`, after a prompt when stdin is a terminal. */
+async function nextQuestion(
+  run: Run,
+  questions: AsyncGenerator<string>,
+): Promise<string | undefined> {
+  const atTerminal = Deno.stdin.isTerminal();
+  if (atTerminal) print(stderr, "> ");
+  const next = await Promise.race([questions.next(), run.failed]);
+  stderr.open = false; // the person's Enter ended the prompt's line
+  if (next.done && atTerminal) print(stderr, "\n"); // Ctrl-D did not
+  return next.done ? undefined : next.value;
+}
+
+/** What the progress line says the client waits for during a turn. */
+function waitLabel(run: Run): string | undefined {
+  if (run.waitingFor !== "the turn ended") return progress.label;
+  const [tool] = run.view.running;
+  return tool === undefined ? "the model" : run.view.titles.get(tool) ?? tool;
+}
+
+/** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
+async function ask(run: Run, method: string, params: object, seconds?: number): Promise<unknown> {
+  run.waitingFor = run.waitingFor === "the turn ended" ? run.waitingFor : `answering ${method}`;
+  let timer: Timer | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    if (seconds === undefined || seconds * 1000 > MAX_TIMER_MS) return;
+    const error = new ClientError(`mm did not answer ${method} within ${seconds} s`);
+    timer = setTimeout(() => reject(error), seconds * 1000);
+  });
+  try {
+    return await Promise.race([run.connection.request(method, params), run.failed, timeout]);
+  } catch (error) {
+    if (error instanceof RpcError) throw new ClientError(`mm refused ${method}: ${error.message}`);
+    throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
-/** Kills mm's whole process group: an agent may run helpers of its own. */
+/**
+ * Ctrl-C or SIGTERM. During a turn, the first cancels it the ACP way
+ * (`session/cancel`) and gives mm time to answer; a second kills mm. Before
+ * the session exists, or at the `--interactive` prompt, the client ends.
+ */
+function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
+  const now = performance.now();
+  if (now - run.lastSignal < SAME_KEYPRESS_MS) return; // one keypress, delivered twice
+  run.lastSignal = now;
+  const code = signal === "SIGINT" ? 130 : 143;
+  if (run.waitingFor !== "the turn ended") {
+    return killGroup(run.child), run.fail(new ClientError("", code));
+  }
+  if (run.cancelledBy !== undefined) {
+    log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
+    return killGroup(run.child), run.fail(new ClientError("", run.cancelledBy));
+  }
+  run.cancelledBy = code;
+  log("cancelling…");
+  run.connection.notify("session/cancel", { sessionId: run.sessionId });
+  run.cancelTimer = setTimeout(() => {
+    log("mm did not answer the cancellation in time; killing it");
+    killGroup(run.child);
+    run.fail(new ClientError("", code));
+  }, CANCEL_GRACE_MS);
+}
+
+/**
+ * Ends mm. After a conversation that ended, close its stdin and give it
+ * time to exit; after an error, do not wait. Either way its whole process group is
+ * killed at the end: an agent may run helper processes of its own.
+ */
+async function endMm(run: Run, graceful: boolean): Promise<void> {
+  clearTimeout(run.cancelTimer);
+  if (graceful) {
+    const deadline = delay(EXIT_GRACE_MS);
+    await Promise.race([run.connection.close(), deadline]);
+    await Promise.race([run.child.status, deadline]);
+  }
+  killGroup(run.child);
+}
+
 function killGroup(child: Deno.ChildProcess): void {
   try {
     Deno.kill(-child.pid, "SIGKILL");
@@ -1220,260 +1406,41 @@ function killGroup(child: Deno.ChildProcess): void {
   }
 }
 
-/** The error of an mm that exited before the turn ended. */
-function mmExited(status: Deno.CommandStatus): ClientError {
+/** The error of an mm that exited while the client waited for it. */
+function mmExited(status: Deno.CommandStatus, waitingFor = "the turn ended"): ClientError {
   const how = status.signal ? `signal ${status.signal}` : `code ${status.code}`;
-  return new ClientError(`mm exited with ${how} before the turn ended`, 1);
+  return new ClientError(`mm exited with ${how} before ${waitingFor}`);
 }
 
-/** One conversation with mm, from `initialize` to the stop reason. */
-class Run {
-  #options: Options;
-  #child: Deno.ChildProcess;
-  #connection: Connection;
-  #renderer: Renderer;
-  #failed!: (error: ClientError) => void;
-  /** Settles when the run must end early: mm gone, a bad stream, a signal. */
-  #failure: Promise<never>;
-  #readDone: Promise<void>;
-  #turnStarted = false;
-  #sessionId = "?";
-  #signalExit: number | undefined;
-  #cancelTimer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(options: Options, child: Deno.ChildProcess) {
-    this.#options = options;
-    this.#child = child;
-    this.#renderer = new Renderer(options.verbose);
-    this.#failure = new Promise<never>((_, reject) => this.#failed = reject);
-    this.#failure.catch(() => {}); // read where it matters, in #ask
-    this.#connection = new Connection({
-      stdin: child.stdin,
-      trace: options.trace,
-      onRequest: (method, params) => answerRequest(method, params, this.#signalExit !== undefined),
-      onNotification: (method, params) => this.#notification(method, params),
-      onWriteError: (error) => this.#writeFailed(error),
-    });
-    this.#readDone = this.#connection.readFrom(child.stdout).catch((error) => {
-      if (error instanceof LineTooLongError) {
-        log(`${error.message}; dropping the connection`);
-        this.#failed(
-          new ClientError(`${error.message}; connection dropped`, 1),
-        );
-      } else {
-        this.#failed(new ClientError(`reading from mm: ${errorText(error)}`, 1));
-      }
-    });
-    child.status.then(async (status) => {
-      // Read what mm wrote before it went, then report it gone.
-      await Promise.race([this.#readDone, delay(1000)]);
-      this.#failed(mmExited(status));
-    });
-  }
-
-  /** Runs the exchange and returns the exit code. */
-  async exchange(): Promise<number> {
-    const { discovery, question, timeout } = this.#options;
-    const init = await this.#ask(
-      "initialize",
-      initializeParams(discovery),
-      timeout,
-    );
-    const version = isObject(init) ? init.protocolVersion : undefined;
-    if (version !== 1) {
-      throw new ClientError(
-        `mm speaks ACP protocol version ${JSON.stringify(version)}; this client speaks 1`,
-        1,
-      );
-    }
-    const session = await this.#ask(
-      "session/new",
-      { cwd: Deno.cwd(), mcpServers: [] },
-      timeout,
-    );
-    const sessionId = isObject(session) ? String(session.sessionId) : "?";
-    this.#sessionId = sessionId;
-    log(`discovery: ${discovery}, session ${sessionId}`);
-
-    out.line(`❓ ${question}`);
-    this.#turnStarted = true;
-    const answer = await this.#ask("session/prompt", {
-      sessionId,
-      prompt: [{ type: "text", text: question }],
-    });
-    clearTimeout(this.#cancelTimer);
-    const stopReason = isObject(answer) ? String(answer.stopReason) : "?";
-    out.line(`[${stopReason}]`);
-    if (this.#signalExit !== undefined) return this.#signalExit;
-    if (stopReason === "cancelled") return 130;
-    return stopReason === "refusal" ? 1 : 0;
-  }
-
-  /** Ends mm: close its stdin, give it time to exit, then kill its group. */
-  async stop(): Promise<void> {
-    await Promise.race([this.#connection.close(), delay(EXIT_GRACE_MS)]);
-    await Promise.race([this.#child.status, delay(EXIT_GRACE_MS)]);
-    killGroup(this.#child);
-  }
-
-  /**
-   * Ctrl-C or SIGTERM: during the turn, cancel it the ACP way and give mm
-   * time to answer; before it, or the second time, kill mm.
-   */
-  interrupt(signal: Deno.Signal): void {
-    const code = SIGNAL_EXIT[signal] ?? 130;
-    if (!this.#turnStarted || this.#signalExit !== undefined) {
-      killGroup(this.#child);
-      this.#failed(new ClientError("", this.#signalExit ?? code));
-      return;
-    }
-    this.#signalExit = code;
-    log("cancelling…");
-    this.#connection.notify("session/cancel", { sessionId: this.#sessionId });
-    this.#cancelTimer = setTimeout(() => {
-      log("mm did not answer the cancellation in time; killing it");
-      killGroup(this.#child);
-      this.#failed(new ClientError("", code));
-    }, CANCEL_GRACE_MS);
-  }
-
-  async #ask(
-    method: string,
-    params: unknown,
-    timeout?: number,
-  ): Promise<unknown> {
-    const racers: Promise<unknown>[] = [
-      this.#connection.request(method, params),
-      this.#failure,
-    ];
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    if (timeout !== undefined) {
-      racers.push(
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () =>
-              reject(
-                new ClientError(
-                  `mm did not answer ${method} within ${timeout} s`,
-                  1,
-                ),
-              ),
-            timeout * 1000,
-          );
-        }),
-      );
-    }
-    try {
-      return await Promise.race(racers);
-    } catch (error) {
-      if (error instanceof RpcError) {
-        throw new ClientError(`mm refused ${method}: ${error.message}`, 1);
-      }
-      throw error;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  #notification(method: string, params: unknown): void {
-    // Other notifications (and other sessions' updates) are not ours to show.
-    if (method === "session/update" && isObject(params)) {
-      this.#renderer.show(params.update);
-    }
-  }
-
-  async #writeFailed(error: unknown): Promise<void> {
-    const status = await Promise.race([
-      this.#child.status,
-      delay(EXIT_GRACE_MS),
-    ]);
-    this.#failed(
-      status ? mmExited(status) : new ClientError(`cannot write to mm: ${errorText(error)}`, 1),
-    );
-  }
-}
-
-/**
- * Runs the client with a command line and returns the exit code. Every
- * failure of §7 is one `error: …` line on stderr, never a stack trace.
- */
-export async function main(argv: readonly string[]): Promise<number> {
-  let child: Deno.ChildProcess | undefined;
-  let run: Run | undefined;
-  const listeners: [Deno.Signal, () => void][] = [];
-  try {
-    const options = parseCommandLine(argv);
-    if (options.show === "help") {
-      out.line(USAGE);
-      return 0;
-    }
-    if (options.show === "version") {
-      out.line(`host-info-client ${VERSION}`);
-      return 0;
-    }
-    const agentFile = findAgentFile(options.agent);
-    const config = readAgentFile(agentFile);
-    for (
-      const warning of agentFileWarnings(
-        options.agent,
-        config,
-        options.discovery,
-      )
-    ) {
-      log(warning);
-    }
-    const mm = options.mm ?? readEnv("MM_BIN") ?? "mm";
-    child = startMm(mm, agentFile);
-    run = new Run(options, child);
-    for (const signal of ["SIGINT", "SIGTERM"] as const) {
-      const listener = () => run?.interrupt(signal);
-      Deno.addSignalListener(signal, listener);
-      listeners.push([signal, listener]);
-    }
-    return await run.exchange();
-  } catch (error) {
-    if (error instanceof UsageError) {
-      err.line(`error: ${error.message}`);
-      err.line(USAGE);
-      return error.exitCode;
-    }
-    if (error instanceof ClientError) {
-      if (error.message) err.line(`error: ${error.message}`);
-      return error.exitCode;
-    }
-    err.line(`error: ${errorText(error)}`);
-    return 1;
-  } finally {
-    if (run) await run.stop();
-    else if (child) killGroup(child);
-    for (const [signal, listener] of listeners) {
-      Deno.removeSignalListener(signal, listener);
-    }
-  }
-}
-
-// ─── Small helpers ───────────────────────────────────────────────────────────
+// ─── Helpers ─────────────────────────────────────────────────────────────────
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `value[key]` when `value` is an object, else `undefined`. */
+function field(value: unknown, key: string): unknown {
+  return isObject(value) ? value[key] : undefined;
 }
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined; // not allowed to read it: as if unset
-  }
+/** Whether a permission is granted, asked without ever prompting. */
+function granted(descriptor: Deno.PermissionDescriptor): boolean {
+  return Deno.permissions.querySync(descriptor).state === "granted";
 }
 
+/** An environment variable; one the run may not read counts as unset. */
+function readEnv(name: string): string | undefined {
+  return granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined;
+}
+
+type Timer = ReturnType<typeof setTimeout>;
+
 function delay(ms: number): Promise<undefined> {
-  return new Promise((resolve) => {
-    setTimeout(() => resolve(undefined), ms);
-  });
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
 }
 
 if (import.meta.main) {

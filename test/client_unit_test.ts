@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import {
   agentFileWarnings,
   choosePermission,
+  ClientError,
   DEFAULT_QUESTION,
   describeUptime,
   gib,
@@ -14,11 +15,11 @@ import {
   hostInfo,
   initializeParams,
   isOfferedToolTitle,
+  OFFERED_TOOLS,
   osName,
   parseCommandLine,
   readToolCall,
-  toolList,
-  UsageError,
+  showControls,
 } from "../client.ts";
 import { validateToolList } from "./mm_sim.ts";
 
@@ -50,7 +51,7 @@ Deno.test("host_info writes uptime in days, hours and minutes with the UTC start
   assert.equal(describeUptime(3600 * 2, now), "up 2 hours, 0 minutes (since 2026-11-30 10:13 UTC)");
 });
 
-Deno.test("host_info reports this machine's facts in the shapes of SPEC §3", () => {
+Deno.test("host_info reports this machine's facts in the documented shapes", () => {
   const text = (topic: string) => {
     const result = hostInfo(topic);
     assert.equal(result.isError, undefined, `${topic}: ${result.content[0].text}`);
@@ -98,27 +99,25 @@ Deno.test("a tool call's arguments are the params without _meta, its session fro
 
 // ─── Announcing it ───────────────────────────────────────────────────────────
 
-Deno.test("the tool description passes every rule of the seed's list validation", () => {
+Deno.test("the tool description passes every rule of mini-me's list validation", () => {
   const { tools, skipped } = validateToolList([HOST_INFO_TOOL]);
   assert.deepEqual(skipped, []);
   assert.equal(tools[0].modelName, "client_host_info");
   assert.ok(HOST_INFO_TOOL.method.startsWith("_"));
   assert.equal(HOST_INFO_TOOL.inputSchema.type, "object");
-  assert.deepEqual(toolList(), { tools: [HOST_INFO_TOOL] });
+  assert.deepEqual(OFFERED_TOOLS, [HOST_INFO_TOOL]);
 });
 
 Deno.test("initialize announces the list in meta mode, true in request mode, and no fs or terminal", () => {
-  const capabilities = (
-    mode: "meta" | "request",
-  ) => (initializeParams(mode).clientCapabilities as Record<string, Record<string, unknown>>);
-  assert.deepEqual(capabilities("meta")._meta, { "org.mini-me/tools": [HOST_INFO_TOOL] });
-  assert.deepEqual(capabilities("request")._meta, { "org.mini-me/tools": true });
-  assert.deepEqual(capabilities("meta").fs, { readTextFile: false, writeTextFile: false });
-  assert.equal(capabilities("meta").terminal, false);
-  assert.equal(initializeParams("meta").protocolVersion, 1);
-  assert.deepEqual(initializeParams("meta").clientInfo, {
+  const capabilities = (request: boolean) => initializeParams(request).clientCapabilities;
+  assert.deepEqual(capabilities(false)._meta, { "org.mini-me/tools": [HOST_INFO_TOOL] });
+  assert.deepEqual(capabilities(true)._meta, { "org.mini-me/tools": true });
+  assert.deepEqual(capabilities(false).fs, { readTextFile: false, writeTextFile: false });
+  assert.equal(capabilities(false).terminal, false);
+  assert.equal(initializeParams(false).protocolVersion, 1);
+  assert.deepEqual(initializeParams(false).clientInfo, {
     name: "host-info-client",
-    version: "0.1.0",
+    version: "0.2.0",
   });
 });
 
@@ -191,34 +190,28 @@ Deno.test("without an allow option an allowed call is refused, never given an in
 
 // ─── The command line ────────────────────────────────────────────────────────
 
-Deno.test("the command line defaults to meta mode, agent.yaml and the default question", () => {
+Deno.test("the command line defaults to meta mode, 30 s and the default question", () => {
   assert.deepEqual(parseCommandLine([]), {
     question: DEFAULT_QUESTION,
-    discovery: "meta",
-    agent: "agent.yaml",
-    mm: undefined,
-    trace: false,
-    verbose: false,
-    timeout: 30,
-    show: undefined,
+    timeout: "30",
+    seconds: 30,
   });
 });
 
-Deno.test("--request switches the mode and the default agent file", () => {
+Deno.test("--request switches the mode and the words are the question", () => {
   const options = parseCommandLine(["--request", "Which", "CPU", "do", "I", "have?"]);
-  assert.equal(options.discovery, "request");
-  assert.equal(options.agent, "agent-request.yaml");
+  assert.equal(options.request, true);
   assert.equal(options.question, "Which CPU do I have?");
   assert.equal(parseCommandLine(["--request", "--agent", "mine.yaml"]).agent, "mine.yaml");
 });
 
 Deno.test("a leading -- is dropped, a later one ends the options", () => {
-  assert.equal(parseCommandLine(["--", "--request"]).discovery, "request");
+  assert.equal(parseCommandLine(["--", "--request"]).request, true);
   assert.equal(parseCommandLine(["--", "--", "--request"]).question, "--request");
   assert.equal(parseCommandLine(["why", "--", "--trace"]).question, "why --trace");
 });
 
-Deno.test("the other options are read", () => {
+Deno.test("the other options are read, short forms included", () => {
   const options = parseCommandLine([
     "--mm",
     "/opt/mm",
@@ -226,54 +219,91 @@ Deno.test("the other options are read", () => {
     "--verbose",
     "--timeout",
     "2.5",
+    "-q",
+    "--resume",
+    "20261130-120000-0badc0de",
     "q",
   ]);
   assert.equal(options.mm, "/opt/mm");
   assert.equal(options.trace, true);
   assert.equal(options.verbose, true);
-  assert.equal(options.timeout, 2.5);
-  assert.equal(parseCommandLine(["-h"]).show, "help");
-  assert.equal(parseCommandLine(["--help"]).show, "help");
-  assert.equal(parseCommandLine(["--version"]).show, "version");
+  assert.equal(options.seconds, 2.5);
+  assert.equal(options.quiet, true);
+  assert.equal(options.resume, "20261130-120000-0badc0de");
+  assert.equal(parseCommandLine(["-h"]).help, true);
+  assert.equal(parseCommandLine(["--version"]).version, true);
+  assert.equal(parseCommandLine(["-i"]).interactive, true);
 });
 
-Deno.test("an unknown option or a bad value is a usage error naming it", () => {
-  const usageError = (argv: string[], message: string) =>
-    assert.throws(
-      () => parseCommandLine(argv),
-      (e) => e instanceof UsageError && e.message === message,
+Deno.test("with --interactive and no words the first question is read, not defaulted", () => {
+  assert.equal(parseCommandLine(["-i"]).question, undefined);
+  assert.equal(parseCommandLine(["-i", "first?"]).question, "first?");
+  assert.equal(parseCommandLine(["-"]).question, "-");
+});
+
+Deno.test("--timeout takes a decimal number of seconds above 0, nothing else", () => {
+  for (const value of ["1.5", "0.25", ".5", "30", "3000000"]) {
+    assert.equal(parseCommandLine(["--timeout", value]).seconds, Number(value));
+  }
+  for (const value of ["0", "-1", "0x10", "1e3", "abc", "", " 5", "Infinity", "NaN"]) {
+    usageError(
+      ["--timeout", value],
+      `--timeout takes a number of seconds above 0, got ${JSON.stringify(value)}`,
     );
+  }
+});
+
+function usageError(argv: string[], message: string): void {
+  assert.throws(
+    () => parseCommandLine(argv),
+    (e) => e instanceof ClientError && e.exitCode === 2 && e.usage && e.message === message,
+  );
+}
+
+Deno.test("a usage error names what is actually wrong", () => {
   usageError(["--frobnicate"], "unknown option --frobnicate");
   usageError(["-x"], "unknown option -x");
   usageError(["--agent"], "--agent needs a value");
-  usageError(["--timeout", "soon"], '--timeout needs a number of seconds above 0, got "soon"');
-  usageError(["--timeout", "0"], '--timeout needs a number of seconds above 0, got "0"');
+  usageError(["--resume"], "--resume needs a value");
+  usageError(["--trace=yes"], "--trace takes no value");
+  usageError(["--quiet=1"], "--quiet takes no value");
+  usageError(["--mm", ""], '--mm needs a path, got ""');
+  usageError(["-i", "-"], "- reads the question from stdin, which --interactive reads too");
 });
 
 // ─── The agent file ──────────────────────────────────────────────────────────
 
 Deno.test("an agent file that agrees with the run gives no warning", () => {
   assert.deepEqual(
-    agentFileWarnings("agent.yaml", { enabled: true, discovery: "meta" }, "meta"),
+    agentFileWarnings("agent.yaml", { enabled: true, discovery: "meta" }, false),
     [],
   );
   assert.deepEqual(
-    agentFileWarnings("a.yaml", { enabled: true, discovery: "request" }, "request"),
+    agentFileWarnings("a.yaml", { enabled: true, discovery: "request" }, true),
     [],
   );
 });
 
 Deno.test("an agent file that contradicts the run is warned about, either way", () => {
   assert.deepEqual(
-    agentFileWarnings("agent.yaml", { enabled: true, discovery: "meta" }, "request"),
+    agentFileWarnings("agent.yaml", { enabled: true, discovery: "meta" }, true),
     [
       "warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see host_info",
     ],
   );
-  assert.deepEqual(agentFileWarnings("r.yaml", { enabled: true, discovery: "request" }, "meta"), [
+  assert.deepEqual(agentFileWarnings("r.yaml", { enabled: true, discovery: "request" }, false), [
     "warning: r.yaml sets acp.clientTools.discovery: request, but the client announces meta; mm will ask for the list, and the client answers it",
   ]);
-  assert.deepEqual(agentFileWarnings("x.yaml", { enabled: false, discovery: "meta" }, "meta"), [
+  assert.deepEqual(agentFileWarnings("x.yaml", { enabled: false, discovery: "meta" }, false), [
     "warning: x.yaml sets acp.clientTools.enabled: false; mm will ignore host_info",
   ]);
+});
+
+// ─── What the user sees ──────────────────────────────────────────────────────
+
+Deno.test("control characters from mm are shown, not obeyed, on a terminal", () => {
+  assert.equal(showControls("\x1b[2J\x1b]0;pwned\x07"), "␛[2J␛]0;pwned␇");
+  assert.equal(showControls("over\rwrite\bx\x00"), "over␍write␈x␀");
+  assert.equal(showControls("line\r\nnext\ttab\n"), "line\nnext\ttab\n");
+  assert.equal(showControls("\x7f\x9b2J é 日本"), "␡�2J é 日本");
 });

@@ -1,4 +1,4 @@
-/** The client's framing (SPEC §8): line splitting and frame classification. */
+/** The client's framing: line splitting and frame classification. */
 
 import assert from "node:assert/strict";
 import { LineReader, LineTooLongError, parseFrame } from "../client.ts";
