@@ -1,7 +1,7 @@
 /**
  * Checks every frame the client wrote, read from its `--trace` lines, against
  * the ACP v1 JSON Schema shipped in the official SDK, and the `_`-prefixed
- * extension answers against the seed's shapes.
+ * extension answers against the shapes mini-me's acp-client-tools.md gives.
  *
  * @module
  */
@@ -12,7 +12,7 @@ import schema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type:
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
 ajv.addSchema(schema, "acp");
 
-/** The seed's tool description ("Description d'un outil"). */
+/** A tool description (acp-client-tools.md, "Description d'un outil"). */
 const toolDescription = {
   type: "object",
   required: ["name", "method"],
@@ -28,7 +28,7 @@ const toolDescription = {
 };
 
 const extensionSchemas: Record<string, object> = {
-  // Seed "Réponse": the MCP tools/call result shape.
+  // acp-client-tools.md, "Réponse": the MCP tools/call result shape.
   "_demo.minime/host_info": {
     type: "object",
     required: ["content"],
@@ -45,7 +45,7 @@ const extensionSchemas: Record<string, object> = {
       isError: { type: "boolean" },
     },
   },
-  // Seed "Mode request": {"tools": [...]}.
+  // acp-client-tools.md, "Mode request": {"tools": [...]}.
   "_org.mini-me/tools/list": {
     type: "object",
     required: ["tools"],
@@ -57,6 +57,8 @@ const requestParams: Record<string, string> = {
   initialize: "InitializeRequest",
   "session/new": "NewSessionRequest",
   "session/prompt": "PromptRequest",
+  "session/load": "LoadSessionRequest",
+  "session/resume": "ResumeSessionRequest",
 };
 const notificationParams: Record<string, string> = {
   "session/cancel": "CancelNotification",

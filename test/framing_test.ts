@@ -42,17 +42,17 @@ Deno.test("a transcript fed one byte at a time gives the same lines", () => {
   assert.deepEqual(readAll(bytes), EXPECTED);
 });
 
-/** A small seeded generator, so a failing chunking can be replayed. */
-function mulberry32(seed: number): () => number {
+/** A small reproducible generator, so a failing chunking can be replayed. */
+function mulberry32(state: number): () => number {
   return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
-Deno.test("1,000 seeded random chunkings (1 B to 64 KiB) of a long transcript give the same lines", () => {
+Deno.test("1,000 reproducible random chunkings (1 B to 64 KiB) of a long transcript give the same lines", () => {
   const long = new TextEncoder().encode(`${TRANSCRIPT}\n`.repeat(400));
   const expected = readAll([long]);
   assert.equal(expected.length, 7 * 400);
