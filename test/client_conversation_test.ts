@@ -181,8 +181,9 @@ interface AtTerminal {
 }
 
 /**
- * Runs the client against the stand-in in a pseudo-terminal (`shellTail` is
- * added to the command line, for a redirection) and hands it to `body`.
+ * Runs the client against `mm` (the stand-in) in a pseudo-terminal
+ * (`shellTail` is added to the command line, for a redirection) and hands it
+ * to `body`.
  * Whatever happens the client is ended before this returns.
  */
 async function atTerminal(
@@ -190,9 +191,10 @@ async function atTerminal(
   env: Record<string, string>,
   body: (terminal: AtTerminal) => Promise<void>,
   shellTail = "",
+  mm = `${ROOT}/test/mm-sim`,
 ): Promise<void> {
   const terminal = inTerminal(
-    `${clientCommand(["--mm", `${ROOT}/test/mm-sim`, ...args])}${shellTail}`,
+    `${clientCommand(["--mm", mm, ...args])}${shellTail}`,
     { env, deadlineMs: 40_000 },
   );
   let exit: number | undefined;
@@ -255,6 +257,7 @@ Deno.test("-i from a pipe: the argument and each non-blank line are turns of one
   const prompts = sent(run.stderr).filter((m) => m.method === "session/prompt");
   assert.deepEqual(prompts.map((m) => m.params?.sessionId), [session, session, session]);
   assert.ok(!run.log.some((l) => l.includes("> ")), "no prompt when stdin is a pipe");
+  assert.equal(run.log.at(-1), `[client] continue with: --resume ${session}`);
 });
 
 Deno.test("-i without a question argument reads the first question from stdin too, not the default one", async () => {
@@ -536,6 +539,30 @@ Deno.test("--resume with --quiet skips a loaded session's replay entirely", asyn
   );
 });
 
+Deno.test({
+  name: "--resume with an mm that can only load: on a terminal the replay is dimmed on stderr",
+  ignore: !hasScript,
+  async fn() {
+    // stdout goes to a file: what the terminal shows is stderr alone.
+    const stdoutFile = Deno.makeTempFileSync({ prefix: "conversation-" });
+    await atTerminal(
+      ["--resume", KNOWN_SESSION, "How much memory?"],
+      {},
+      async (terminal) => {
+        const { code, screen } = await terminal.end(20_000);
+        assert.equal(code, 0, JSON.stringify(screen));
+        const dimmed = new RegExp(`${ESC}\\[(?:[0-9;]*;)?2(?:;[0-9;]*)?m[^\\n]*${EARLIER_ANSWER}`);
+        assert.match(screen, dimmed);
+      },
+      ` > '${stdoutFile}'`,
+      PEER,
+    );
+    const stdout = Deno.readTextFileSync(stdoutFile);
+    assert.ok(!stdout.includes(EARLIER_ANSWER), stdout);
+    assert.ok(stdout.startsWith("❓ How much memory?\n"), stdout);
+  },
+});
+
 Deno.test("--resume in request mode: mm asks for the list of that session before the session is open", async () => {
   const env = stateDir();
   const session = await earlierSession(env, ["--request"]);
@@ -638,6 +665,26 @@ Deno.test({
       assertInOrder(lines, ["❓ How much memory?", "🛠️ client: host_info", MEMORY_LINE]);
       assert.ok(lines.includes("[end_turn]"), lines.join("\n"));
     });
+  },
+});
+
+Deno.test({
+  name:
+    "-q on a terminal: the spinner is on stderr and erased, stdout in a file is the answer alone",
+  ignore: !hasScript,
+  async fn() {
+    const stdoutFile = Deno.makeTempFileSync({ prefix: "answer-" });
+    await atTerminal(["-q", "How much memory?"], { MM_SIM_THINK_MS: "1500" }, async (terminal) => {
+      const { code, screen } = await terminal.end(30_000);
+      assert.equal(code, 0, JSON.stringify(screen));
+      assert.match(screen, SPINNER);
+      const lines = visibleLines(screen);
+      assert.deepEqual(lines.filter((l) => l.includes("waiting for")), [], lines.join("\n"));
+    }, ` > '${stdoutFile}'`);
+    const stdout = Deno.readTextFileSync(stdoutFile);
+    assert.match(stdout, /\n$/);
+    assert.equal(stdout.split("\n").length, 2, JSON.stringify(stdout));
+    assert.match(stdout.trimEnd(), MEMORY_ANSWER);
   },
 });
 
