@@ -34,6 +34,8 @@ export interface Terminal {
   type(text: string): Promise<void>;
   /** Waits for the command to exit; past the deadline kills it and fails. */
   done(): Promise<{ code: number; screen: string; ms: number }>;
+  /** Kills the terminal's command at once (a test that has already failed). */
+  kill(): void;
 }
 
 /** Quotes words for `sh -c`. */
@@ -110,6 +112,11 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
     },
     async type(text) {
       await keyboard.write(new TextEncoder().encode(text)).catch(() => {});
+    },
+    kill() {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
     },
     async done() {
       const status = await within(

@@ -13,16 +13,23 @@ const encoder = new TextEncoder();
 const inbox: Message[] = [];
 let wake: (() => void) | undefined;
 let closed = false;
+/** Set by a scenario that stops reading its stdin for good. */
+let deaf = false;
 
-/** Writes raw text to stdout, in 64 KiB writes. */
-async function write(text: string): Promise<void> {
+/** Writes raw text to stdout, in 64 KiB writes; false once stdout is gone. */
+async function write(text: string): Promise<boolean> {
   const bytes = encoder.encode(text);
-  for (let at = 0; at < bytes.length; at += 65536) {
-    await Deno.stdout.write(bytes.subarray(at, at + 65536)).catch(() => {});
+  for (let at = 0; at < bytes.length;) {
+    try {
+      at += await Deno.stdout.write(bytes.subarray(at, Math.min(at + 65536, bytes.length)));
+    } catch {
+      return false;
+    }
   }
+  return true;
 }
 
-function send(message: Message): Promise<void> {
+function send(message: Message): Promise<boolean> {
   return write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
 }
 
@@ -41,6 +48,8 @@ async function readInbox(): Promise<void> {
       if (line.trim()) inbox.push(JSON.parse(line));
     }
     wake?.();
+    // A peer that stops reading: the client's writes fill the pipe and stay there.
+    if (deaf) await new Promise(() => {});
   }
   closed = true;
   wake?.();
@@ -74,11 +83,11 @@ async function handshake(
   return await next(request("session/prompt"));
 }
 
-function update(u: Message): Promise<void> {
+function update(u: Message): Promise<boolean> {
   return send({ method: "session/update", params: { sessionId: SESSION, update: u } });
 }
 
-function hostInfoCall(id: number, params: unknown): Promise<void> {
+function hostInfoCall(id: number | string, params: unknown): Promise<boolean> {
   return send({ id, method: "_demo.minime/host_info", params });
 }
 
@@ -99,6 +108,14 @@ function permission(id: number, title: unknown, options: unknown = PERMISSION_OP
     params: { sessionId: SESSION, toolCall: { toolCallId: `t${id}`, title }, options },
   });
 }
+
+/**
+ * Text that would clear the screen, set the window title, write the
+ * clipboard, move the cursor back over what was shown, ring the bell, delete,
+ * and open a one-byte CSI, were a terminal to obey it.
+ */
+export const HOSTILE =
+  "<\x1b[2J|\x1b]0;pwned\x07|\x1b]52;c;aGVsbG8=\x07|back\b\b|del\x7f|csi\u009b2J|tab\tok>";
 
 const scenarios: Record<string, () => Promise<void>> = {
   async "refuse-initialize"() {
@@ -379,6 +396,164 @@ const scenarios: Record<string, () => Promise<void>> = {
     Deno.writeTextFileSync(Deno.env.get("ROGUE_PID_FILE")!, `${Deno.pid} ${helper.pid}`);
     await endTurn(prompt);
     setInterval(() => {}, 1000); // and mm itself ignores the end of its stdin
+  },
+
+  // ─── Real conditions ───────────────────────────────────────────────────────
+  async "garbage"() {
+    const prompt = await handshake();
+    const lines = Number(Deno.env.get("ROGUE_GARBAGE_LINES") ?? 25);
+    await write("not json\n".repeat(lines));
+    // Answers come in the order of the frames: once this call is answered,
+    // every answer to a bad frame that will come has come.
+    await hostInfoCall(1, { topic: "os" });
+    await next(answerTo(1));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    report(`answers to bad frames: ${inbox.filter(answerTo(null)).length}`);
+    await endTurn(prompt);
+  },
+  async "flood-garbage"() {
+    await handshake();
+    // Like `yes "not json"` in the middle of a turn, until the client hangs up.
+    const block = "not json\n".repeat(1000);
+    while (await write(block));
+    Deno.exit(0);
+  },
+  async "deaf-flood"() {
+    await handshake();
+    deaf = true;
+    const count = Number(Deno.env.get("ROGUE_CALLS") ?? 200_000);
+    const pad = "x".repeat(Number(Deno.env.get("ROGUE_ID_PAD") ?? 2500));
+    let sent = 0;
+    setTimeout(() => {
+      report(`sent ${sent} of ${count} calls`);
+      Deno.exit(0);
+    }, Number(Deno.env.get("ROGUE_GIVE_UP_MS") ?? 8000));
+    const params = { topic: "os", _meta: { "org.mini-me/sessionId": SESSION } };
+    for (let batch = 0; batch < count; batch += 100) {
+      let text = "";
+      for (let id = batch; id < Math.min(batch + 100, count); id++) {
+        // A long id: the answer repeats it, so each answer is a few KiB.
+        text += `${
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: `${id}-${pad}`,
+            method: "_demo.minime/host_info",
+            params,
+          })
+        }\n`;
+      }
+      if (!await write(text)) return;
+      sent = Math.min(batch + 100, count);
+    }
+    await new Promise(() => {}); // never reads, never ends: the timer ends it
+  },
+  async "hostile-text"() {
+    const prompt = await handshake();
+    const hostile = HOSTILE;
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "h",
+      title: `ti\rtle${hostile}`,
+      kind: "other",
+    });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "h",
+      status: "completed",
+      content: [{ type: "content", content: { type: "text", text: `result${hostile}` } }],
+    });
+    await update({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: `answer${hostile}\rend` },
+    });
+    await write("\x1b[2Jbad frame\x07\n");
+    await endTurn(prompt);
+  },
+  async "crlf-tool-text"() {
+    const prompt = await handshake();
+    await update({ sessionUpdate: "tool_call", toolCallId: "t", title: "crlf", kind: "other" });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "t",
+      status: "completed",
+      content: [{ type: "content", content: { type: "text", text: "a\r\nb" } }],
+    });
+    await endTurn(prompt);
+  },
+  async "end-no-newline"() {
+    const prompt = await handshake();
+    await update({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: "last words" },
+    });
+    // The final answer is the last bytes mm ever writes, with no line end.
+    await write(
+      JSON.stringify({ jsonrpc: "2.0", id: prompt.id, result: { stopReason: "end_turn" } }),
+    );
+    Deno.exit(0);
+  },
+  async "burst-then-exit"() {
+    const prompt = await handshake();
+    const frame = (update: Message) =>
+      `${
+        JSON.stringify({
+          jsonrpc: "2.0",
+          method: "session/update",
+          params: { sessionId: SESSION, update },
+        })
+      }\n`;
+    // Everything in one write, then mm is gone at once.
+    await write(
+      frame({ sessionUpdate: "tool_call", toolCallId: "b", title: "burst", kind: "other" }) +
+        frame({
+          sessionUpdate: "tool_call_update",
+          toolCallId: "b",
+          status: "completed",
+          content: [{ type: "content", content: { type: "text", text: "one\ntwo" } }],
+        }) +
+        frame({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "All " } }) +
+        frame({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "shown." } }) +
+        `${
+          JSON.stringify({ jsonrpc: "2.0", id: prompt.id, result: { stopReason: "end_turn" } })
+        }\n`,
+    );
+    Deno.exit(0);
+  },
+  async "id-types"() {
+    const prompt = await handshake();
+    const ids = [7, "7", 0, 9007199254740991];
+    for (const id of ids) {
+      await hostInfoCall(id, { topic: "os", _meta: { "org.mini-me/sessionId": SESSION } });
+    }
+    const answers = [];
+    for (const _ of ids) answers.push(await next((m) => "result" in m || "error" in m));
+    for (const answer of answers) report(`answer id ${JSON.stringify(answer.id)}`);
+    await endTurn(prompt);
+  },
+  async "exit-after-initialize"() {
+    const init = await next(request("initialize"));
+    await send({ id: init.id, result: { protocolVersion: 1 } });
+    Deno.exit(0);
+  },
+  async "interleave"() {
+    const prompt = await handshake();
+    const chunk = (text: string) =>
+      update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+    await chunk("Part one,");
+    await hostInfoCall(1, { topic: "os" });
+    await next(answerTo(1));
+    await chunk(" part two,");
+    await write("not json\n");
+    await next(answerTo(null));
+    await update({
+      sessionUpdate: "agent_thought_chunk",
+      content: { type: "text", text: "thinking hard" },
+    });
+    await chunk(" part three.");
+    await update({ sessionUpdate: "usage_update", used: 1234, size: 32768 });
+    await write(`{"jsonrpc":"2.0","id":999,"result":{}}\n`);
+    await chunk(" The end");
+    await endTurn(prompt);
   },
 };
 
