@@ -436,14 +436,16 @@ function printLine(to: Stream, text: string, style?: number): void {
 
 /**
  * Writes text to a stream. Everything mm sends is untrusted: on a terminal
- * its control characters are shown, not obeyed. When stdout and stderr may be
- * one pipe, a stderr line never starts in the middle of an answer's line, and
- * stdout itself is left as mm sent it.
+ * its control characters are shown, not obeyed. stdout and stderr may be one
+ * pipe or file (`2>&1`), which Deno cannot tell: unless one is a terminal and
+ * the other not, a stderr line is parted from an open answer line by a newline
+ * on stderr, so stdout itself stays exactly as mm sent it.
  */
 function print(to: Stream, text: string, style?: number): void {
   if (text === "" || to.gone) return;
   progress.erase();
-  if (to === stderr && stdout.open && !stdout.parted) {
+  const mayShare = stdout.terminal === stderr.terminal;
+  if (to === stderr && stdout.open && !stdout.parted && mayShare) {
     text = `\n${text}`;
     stdout.parted = true;
     if (stdout.terminal && stderr.terminal) stdout.open = false; // one screen: that line is ended
