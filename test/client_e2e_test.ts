@@ -1,6 +1,6 @@
 /**
- * The real client, as a process, against the mm stand-in: the exchange of
- * SPEC §4, the policy of §5, the output of §6 and the endings of §7.
+ * The real client, as a process, against the mm stand-in: the exchange with
+ * mm, the permission policy, what the user sees, and every ending.
  */
 
 import assert from "node:assert/strict";
@@ -206,7 +206,7 @@ Deno.test("a missing agent file is an error before mm starts", async () => {
   const run = await runClient({ args: ["--agent", "nowhere.yaml"] });
   assert.equal(run.code, 2);
   assert.deepEqual(run.log, [
-    "error: agent file not found: nowhere.yaml (run from the project folder or pass --agent)",
+    "error: agent file not found: nowhere.yaml",
   ]);
 });
 

@@ -1,11 +1,11 @@
 /**
- * What the client does beyond the Node demo (SPEC §9), end to end: least
+ * What the client does beyond the Node demo, end to end: least
  * privilege, the command line as a process, colour only on a terminal, the
  * wire trace, and `deno compile`.
  */
 
 import assert from "node:assert/strict";
-import { ROOT, runClient, START_PERMISSIONS } from "./_run.ts";
+import { ROOT, runClient, START_PERMISSIONS, within } from "./_run.ts";
 
 Deno.test("the start task runs with exact permissions, no -A", () => {
   const tasks = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks;
@@ -102,13 +102,17 @@ async function onTerminal(env: Record<string, string>): Promise<string> {
   const environment: Record<string, string> = { ...Deno.env.toObject(), DENO_BIN: Deno.execPath() };
   delete environment.NO_COLOR;
   Object.assign(environment, env);
-  const output = await new Deno.Command("script", {
-    args: ["-qec", command, "/dev/null"],
-    cwd: ROOT,
-    clearEnv: true,
-    env: environment,
-    stdin: "null",
-  }).output();
+  const output = await within(
+    30_000,
+    "the client on a terminal to exit",
+    new Deno.Command("script", {
+      args: ["-qec", command, "/dev/null"],
+      cwd: ROOT,
+      clearEnv: true,
+      env: environment,
+      stdin: "null",
+    }).output(),
+  );
   assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
   return new TextDecoder().decode(output.stdout);
 }
@@ -129,6 +133,7 @@ Deno.test({
     const plain = await onTerminal({ NO_COLOR: "1" });
     assert.ok(plain.includes("✖ client: host_info failed"));
     // NO_COLOR is about colour: the progress line may still erase itself.
+    // deno-lint-ignore no-control-regex
     assert.ok(!/\x1b\[[\d;]*m/.test(plain), JSON.stringify(plain));
   },
 });
@@ -141,12 +146,16 @@ Deno.test({
  * that reason the test is reported ignored, with the reason, never passed.
  */
 const compiled = await (async () => {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "compile"],
-    cwd: ROOT,
-    stdin: "null",
-    env: { NO_COLOR: "1" },
-  }).output();
+  const output = await within(
+    180_000,
+    "deno task compile to end",
+    new Deno.Command(Deno.execPath(), {
+      args: ["task", "compile"],
+      cwd: ROOT,
+      stdin: "null",
+      env: { NO_COLOR: "1" },
+    }).output(),
+  );
   if (output.success) return { ok: true as const };
   const error = new TextDecoder().decode(output.stderr);
   const download = /dl\.deno\.land|denort/.test(error);
@@ -160,12 +169,16 @@ Deno.test({
   name: "the compiled client runs the demo from the project folder with its baked-in permissions",
   ignore: !compiled.ok,
   async fn() {
-    const output = await new Deno.Command(`${ROOT}/host-info-client`, {
-      args: ["--mm", `${ROOT}/test/mm-sim`],
-      cwd: ROOT,
-      env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1" },
-      stdin: "null",
-    }).output();
+    const output = await within(
+      30_000,
+      "the compiled client to exit",
+      new Deno.Command(`${ROOT}/host-info-client`, {
+        args: ["--mm", `${ROOT}/test/mm-sim`],
+        cwd: ROOT,
+        env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1" },
+        stdin: "null",
+      }).output(),
+    );
     const stdout = new TextDecoder().decode(output.stdout);
     assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
     assert.ok(stdout.includes("│ "), stdout);

@@ -1,7 +1,8 @@
 /**
  * The real client against a peer that misbehaves on purpose
  * (`test/rogue_mm.ts`): refusals, bad frames, floods, hostile permission
- * requests, bad calls, cancellation and every way out (SPEC §4.4, §5, §7, §8).
+ * requests, bad calls, cancellation and every way out: requests from mm,
+ * the permission policy, ending and cancelling, and framing.
  */
 
 import assert from "node:assert/strict";
@@ -110,7 +111,7 @@ Deno.test("fs, terminal and unknown extension requests get Method not found with
   assert.equal(run.out.at(-1), "[end_turn]");
 });
 
-Deno.test("bad frames are answered or ignored as §8 says and the turn still ends", async () => {
+Deno.test("bad frames are answered or ignored as the framing rules say and the turn still ends", async () => {
   const run = await runRogue("bad-frames");
   assert.equal(run.code, 0, run.stderr);
   const parseError =
@@ -283,12 +284,15 @@ Deno.test("a second Ctrl-C kills mm at once, exit 130", async () => {
   const client = startClient(options);
   await client.waitForStderr("waiting");
   client.child.kill("SIGINT");
-  await client.waitForStderr("[client] cancelling…");
+  await client.waitForStderr("[client] cancelling…", 5000);
+  // Copies of one press arrive within 300 ms of it: a second press comes later.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
   const second = performance.now();
   client.child.kill("SIGINT");
   const run = checkedEnd(options, await client.done());
   assert.equal(run.code, 130, run.stderr);
-  assert.ok(performance.now() - second < 4000, "did not wait for the 5 s grace");
+  assert.ok(run.log.includes("[client] second Ctrl-C: killing mm"), run.stderr);
+  assert.ok(performance.now() - second < 3000, "did not wait for the 5 s grace");
 });
 
 Deno.test("mm's helper processes do not outlive the client either", async () => {
