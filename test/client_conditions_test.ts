@@ -784,9 +784,44 @@ Deno.test("everything mm wrote before exiting is shown before its exit counts", 
     "🛠️ burst",
     "│ one",
     "│ two",
+    ...Array.from({ length: 2000 }, (_, i) => `│ line ${i + 1}`),
     "All shown.",
     "[end_turn]",
   ]);
+});
+
+Deno.test("mm's last output is read even when its exit is seen first", async () => {
+  // mm exits at once, while a process it started still holds its stdout and
+  // writes the end of the turn 300 ms later: the client sees the exit before
+  // the last output, and must read that output before it counts the exit.
+  const pidFile = tempFile("pid", "");
+  const frame = (message: object) => JSON.stringify({ jsonrpc: "2.0", ...message });
+  const chunk = frame({
+    method: "session/update",
+    params: {
+      sessionId: "s-1",
+      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "late" } },
+    },
+  });
+  const idOf = `sed -n 's/.*"id":\\([0-9][0-9]*\\).*/\\1/p'`;
+  const mm = tempFile(
+    "mm",
+    `#!/bin/sh
+echo $$ > ${pidFile}
+read -r line
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1}}\\n' "$(echo "$line" | ${idOf})"
+read -r line
+printf '{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"s-1"}}\\n' "$(echo "$line" | ${idOf})"
+read -r line
+id=$(echo "$line" | ${idOf})
+(sleep 0.3; printf '%s\\n' '${chunk}'; printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}\\n' "$id") &
+exit 0
+`,
+    0o755,
+  );
+  const run = await runClient({ noMm: true, args: ["--mm", mm], deadlineMs: 20_000 });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out.slice(-2), ["late", "[end_turn]"]);
 });
 
 Deno.test("host_info answers keep the JSON type of the request's id", async () => {

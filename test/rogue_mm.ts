@@ -511,6 +511,13 @@ const scenarios: Record<string, () => Promise<void>> = {
           status: "completed",
           content: [{ type: "content", content: { type: "text", text: "one\ntwo" } }],
         }) +
+        // Enough frames that some are still in the pipe when mm is gone.
+        Array.from({ length: 2000 }, (_, i) =>
+          frame({
+            sessionUpdate: "tool_call_update",
+            toolCallId: "b",
+            content: [{ type: "content", content: { type: "text", text: `line ${i + 1}` } }],
+          })).join("") +
         frame({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "All " } }) +
         frame({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "shown." } }) +
         `${
