@@ -999,7 +999,9 @@ export interface AgentConfig {
 function readAgentFile(path: string): AgentConfig {
   let document: unknown;
   try {
-    document = parseYaml(Deno.readTextFileSync(path));
+    const text = Deno.readTextFileSync(path);
+    // js-yaml refuses a document with no content; Go's YAML, which mm uses, reads no keys.
+    document = /^\s*(#[^\n]*\s*)*$/.test(text) ? null : parseYaml(text);
   } catch (error) {
     if (!(error instanceof YAMLException)) {
       throw new ClientError(`cannot read agent file ${path}: ${errorText(error)}`, 2);

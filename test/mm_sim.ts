@@ -92,7 +92,9 @@ export function parseDuration(text: string): number | undefined {
 
 /** Reads the keys of {@linkcode AgentConfig} from an agent file's YAML text. */
 export function readAgentConfig(text: string): AgentConfig {
-  const doc = record(parseYaml(text));
+  // Go's YAML decoding reads an empty document (or only comments) as no keys;
+  // js-yaml refuses it.
+  const doc = record(/^\s*(#[^\n]*\s*)*$/.test(text) ? null : parseYaml(text));
   const tools = record(record(doc.acp).clientTools);
   const warnings: string[] = [];
   let timeoutMs = DEFAULT_TIMEOUT_MS;
