@@ -770,7 +770,7 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
         send({
           jsonrpc: "2.0",
           id: frame.id,
-          result: handlers.request(frame.method, frame.params) ?? null,
+          result: handlers.request(frame.method, frame.params),
         });
       } catch (error) {
         const { code, message } = error instanceof RpcError
@@ -952,36 +952,6 @@ export function parseCommandLine(argv: readonly string[]): Options {
   return { ...values, question, seconds: Number(timeout) };
 }
 
-/**
- * Finds the agent file: relative to the current directory, else, when the
- * client runs from a source file, next to `client.ts`.
- *
- * @throws {ClientError} (exit 2) naming the file and what is wrong with it
- */
-function findAgentFile(name: string, given: boolean): string {
-  const here = import.meta.dirname;
-  const places = here && !/^([/\\]|[A-Za-z]:)/.test(name) ? [name, `${here}/${name}`] : [name];
-  for (const path of places) {
-    if (!granted({ name: "read", path })) {
-      throw new ClientError(
-        `agent file ${path} is outside what this run may read (add --allow-read=${path})`,
-        2,
-      );
-    }
-    let isDirectory;
-    try {
-      isDirectory = Deno.statSync(path).isDirectory;
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) continue;
-      throw new ClientError(`cannot read agent file ${path}: ${errorText(error)}`, 2);
-    }
-    if (isDirectory) throw new ClientError(`agent file ${path} is a directory`, 2);
-    return path;
-  }
-  const hint = given ? "" : " (run from the project folder or pass --agent)";
-  throw new ClientError(`agent file not found: ${name}${hint}`, 2);
-}
-
 /** The part of an agent file the client checks: `acp.clientTools.enabled` and `.discovery`. */
 export interface AgentConfig {
   /** `acp.clientTools.enabled` (default `true`). */
@@ -991,36 +961,42 @@ export interface AgentConfig {
 }
 
 /**
- * Reads an agent file's YAML. An empty file, or one with only comments, has
- * no keys: mm reads it so.
+ * Finds and reads the agent file: relative to the current directory, else,
+ * when the client runs from a source file, next to `client.ts`. An empty
+ * file, or one with only comments, has no keys, as mm reads it.
  *
- * @throws {ClientError} (exit 2) naming the file, and the line for bad YAML
+ * @throws {ClientError} (exit 2) naming the file and what is wrong with it
  */
-function readAgentFile(path: string): AgentConfig {
-  let document: unknown;
-  try {
-    const text = Deno.readTextFileSync(path);
-    // js-yaml refuses a document with no content; Go's YAML, which mm uses, reads no keys.
-    document = /^\s*(#[^\n]*\s*)*$/.test(text) ? null : parseYaml(text);
-  } catch (error) {
-    if (!(error instanceof YAMLException)) {
-      throw new ClientError(`cannot read agent file ${path}: ${errorText(error)}`, 2);
+function readAgentFile(name: string, given: boolean): { path: string; config: AgentConfig } {
+  const here = import.meta.dirname;
+  const places = here && !/^([/\\]|[A-Za-z]:)/.test(name) ? [name, `${here}/${name}`] : [name];
+  for (const path of places) {
+    const problem = (what: string) => new ClientError(`agent file ${path} ${what}`, 2);
+    if (!granted({ name: "read", path })) {
+      throw problem(`is outside what this run may read (add --allow-read=${path})`);
     }
-    const line = (error.mark?.line ?? 0) + 1;
-    throw new ClientError(
-      `agent file ${path} is not valid YAML (line ${line}): ${error.reason}`,
-      2,
-    );
+    let document: unknown;
+    try {
+      const text = Deno.readTextFileSync(path);
+      // js-yaml refuses a document with no content; Go's YAML, which mm uses, reads no keys.
+      document = /^\s*(#[^\n]*\s*)*$/.test(text) ? null : parseYaml(text);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) continue;
+      if (error instanceof Deno.errors.IsADirectory) throw problem("is a directory");
+      if (!(error instanceof YAMLException)) throw problem(`cannot be read: ${errorText(error)}`);
+      throw problem(`is not valid YAML (line ${(error.mark?.line ?? 0) + 1}): ${error.reason}`);
+    }
+    if (document != null && !isObject(document)) throw problem("is not a YAML mapping of keys");
+    const tools = field(field(document, "acp"), "clientTools");
+    const discovery = field(tools, "discovery");
+    const config = {
+      enabled: field(tools, "enabled") !== false,
+      discovery: typeof discovery === "string" ? discovery : "meta",
+    };
+    return { path, config };
   }
-  if (document != null && !isObject(document)) {
-    throw new ClientError(`agent file ${path} is not a YAML mapping of keys`, 2);
-  }
-  const tools = field(field(document, "acp"), "clientTools");
-  const discovery = field(tools, "discovery");
-  return {
-    enabled: field(tools, "enabled") !== false,
-    discovery: typeof discovery === "string" ? discovery : "meta",
-  };
+  const hint = given ? "" : " (run from the project folder or pass --agent)";
+  throw new ClientError(`agent file not found: ${name}${hint}`, 2);
 }
 
 /**
@@ -1125,8 +1101,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     quiet = options.quiet ?? false;
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
-    const agentFile = findAgentFile(agent, options.agent !== undefined);
-    const config = readAgentFile(agentFile);
+    const { path: agentFile, config } = readAgentFile(agent, options.agent !== undefined);
     for (const warning of agentFileWarnings(agent, config, options.request ?? false)) {
       printLine(stderr, `[client] ${warning}`);
     }
@@ -1249,6 +1224,7 @@ async function converse(run: Run): Promise<number> {
     );
   }
   await openSession(run, field(init, "agentCapabilities"));
+  progress.waitFor(undefined); // the session is open: until a question, nothing to wait for
   if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
   const questions = readQuestions();
   for (let question = options.question;; question = undefined) {

@@ -268,6 +268,7 @@ Deno.test("a usage error names what is actually wrong", () => {
   usageError(["--trace=yes"], "--trace takes no value");
   usageError(["--quiet=1"], "--quiet takes no value");
   usageError(["--mm", ""], '--mm needs a path, got ""');
+  usageError(["--resume", ""], '--resume needs a session id, got ""');
   usageError(["-i", "-"], "- reads the question from stdin, which --interactive reads too");
 });
 
@@ -306,4 +307,21 @@ Deno.test("control characters from mm are shown, not obeyed, on a terminal", () 
   assert.equal(showControls("over\rwrite\bx\x00"), "over␍write␈x␀");
   assert.equal(showControls("line\r\nnext\ttab\n"), "line\nnext\ttab\n");
   assert.equal(showControls("\x7f\x9b2J é 日本"), "␡�2J é 日本");
+});
+
+Deno.test("host_info reports a machine fact it cannot read as an error result, not a crash", () => {
+  const loadavg = Deno.loadavg;
+  Object.assign(Deno, {
+    loadavg: () => {
+      throw new Error("no /proc/loadavg");
+    },
+  });
+  try {
+    assert.deepEqual(hostInfo("cpu"), {
+      content: [{ type: "text", text: "host_info could not read cpu: no /proc/loadavg" }],
+      isError: true,
+    });
+  } finally {
+    Object.assign(Deno, { loadavg });
+  }
 });

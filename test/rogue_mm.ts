@@ -562,6 +562,40 @@ const scenarios: Record<string, () => Promise<void>> = {
     await chunk(" The end");
     await endTurn(prompt);
   },
+  // Edges of what the user sees and of the pipes.
+  async "odd-updates"() {
+    const prompt = await handshake();
+    await send({ method: "session/update", params: { sessionId: SESSION, update: null } });
+    await send({ method: "session/update", params: { sessionId: SESSION, update: "text" } });
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "t1",
+      title: "client: host_info",
+      content: [{ type: "content", content: { type: "text", text: "one\ntwo\n" } }],
+    });
+    await update({
+      sessionUpdate: "agent_thought_chunk",
+      content: { type: "text", text: "a thought without its line end" },
+    });
+    await update({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: "Done." },
+    });
+    await endTurn(prompt);
+  },
+  async "pause-mid-answer"() {
+    const prompt = await handshake();
+    await update({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: "Half an answer" },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await update({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: " and the rest." },
+    });
+    await endTurn(prompt);
+  },
 };
 
 if (import.meta.main) {

@@ -13,8 +13,8 @@ import {
   hostInfo,
   initializeParams,
   isOfferedToolTitle,
+  OFFERED_TOOLS,
   readToolCall,
-  toolList,
 } from "../../client.ts";
 
 const [mm, agentFile, question] = [Deno.args[0], Deno.args[1], Deno.args[2] ?? "How much memory?"];
@@ -38,7 +38,7 @@ const app = acp.client({ name: "sdk-reference" })
   })
   .onRequest("_org.mini-me/tools/list", anything, ({ params }) => {
     log(`list requested for session ${(params as Record<string, unknown>)?.sessionId}`);
-    return toolList();
+    return { tools: [...OFFERED_TOOLS] };
   })
   .onRequest("session/request_permission", ({ params }) => {
     const allow = isOfferedToolTitle(params.toolCall.title);
@@ -56,7 +56,7 @@ const app = acp.client({ name: "sdk-reference" })
 
 const stream = acp.ndJsonStream(child.stdin, child.stdout);
 const stopReason = await app.connectWith(stream, async (agent) => {
-  await agent.request("initialize", initializeParams("meta") as unknown as acp.InitializeRequest);
+  await agent.request("initialize", initializeParams(false) as unknown as acp.InitializeRequest);
   const session = await agent.request("session/new", { cwd: Deno.cwd(), mcpServers: [] });
   write(`❓ ${question}\n`);
   const answer = await agent.request("session/prompt", {
