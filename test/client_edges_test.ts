@@ -109,3 +109,18 @@ Deno.test("-i reads a last question that has no line end", async () => {
   assert.equal(run.out[0], "❓ How much memory?");
   assert.equal(run.out.at(-1), "[end_turn]");
 });
+
+Deno.test({
+  name: "-i at a terminal without a question: the first prompt is not covered by a progress line",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", `${ROOT}/test/mm-sim`, "-i"]));
+    await terminal.waitFor("> ");
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const afterPrompt = terminal.screen().slice(terminal.screen().lastIndexOf("> "));
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, screen);
+    assert.ok(!afterPrompt.includes("waiting for"), JSON.stringify(afterPrompt));
+  },
+});
