@@ -4,15 +4,14 @@
  * `host_info`, asks it a question and shows the conversation.
  *
  * mm speaks the Agent Client Protocol: JSON-RPC 2.0, one JSON object per line
- * on its stdin and stdout. A client offers its own tools through ACP
- * extensibility (mini-me's acp-client-tools.md, "Découverte"): the tool
- * descriptions go in the `_meta` of `initialize` (`meta` discovery), or in the
- * answer to `_org.mini-me/tools/list` (`request` discovery). mm's model then
- * calls each tool as `client_<name>`, and mm forwards the call to the client
- * as a request for the tool's `method`.
+ * on its stdin and stdout. A client offers tools through ACP extensibility
+ * (mini-me's acp-client-tools.md, "Découverte"): their descriptions go in the
+ * `_meta` of `initialize` (`meta` discovery), or in the answer to
+ * `_org.mini-me/tools/list` (`request` discovery). mm's model calls each tool
+ * as `client_<name>`, and mm forwards the call to the client as a request for
+ * the tool's `method`.
  *
  * The file follows one session from the top:
- *
  * 1. What mm may ask — `answerRequest()`: the tool list, a tool call, a permission.
  * 2. The tool — `HOST_INFO_TOOL` and `hostInfo()`.
  * 3. What the user sees — `showUpdate()`: the conversation on stdout, diagnostics on stderr.
@@ -37,10 +36,10 @@ export const VERSION = "0.2.0";
 // ─── 1. What mm may ask ──────────────────────────────────────────────────────
 
 /**
- * Answers one request from mm and returns its result; throws an
- * {@linkcode RpcError} to answer with an error. Each request is answered
- * before the next line is read, so a `$/cancel_request` from mm always names
- * a request that is answered already, and is ignored.
+ * Answers one request from mm with its result, or throws an
+ * {@linkcode RpcError}. Each request is answered before the next line is
+ * read, so a `$/cancel_request` from mm always names a request answered
+ * already, and is ignored.
  */
 function answerRequest(method: string, params: unknown, turnCancelled: boolean): unknown {
   switch (method) {
@@ -59,25 +58,21 @@ function answerRequest(method: string, params: unknown, turnCancelled: boolean):
   }
 }
 
-/**
- * A tool description as mm reads it (acp-client-tools.md, "Description d'un
- * outil"): the model sees `client_<name>`; `method` is the ACP extension
- * method mm calls (it starts with `_`); `inputSchema` is a JSON Schema object.
- */
+/** A tool description as mm reads it (acp-client-tools.md, "Description d'un outil"). */
 export interface ToolDescription {
   /** Unique in the list; the model sees `client_<name>`. */
   name: string;
   /** What the model reads to decide when to call the tool. */
   description: string;
-  /** The extension method mm sends for a call. */
+  /** The ACP extension method mm sends for a call: it starts with `_`. */
   method: string;
-  /** The JSON Schema of the arguments. */
+  /** The JSON Schema of the arguments: an object. */
   inputSchema: { type: "object"; [key: string]: unknown };
 }
 
 /**
- * What a tool call request carries (acp-client-tools.md, "Requête"): the
- * model's arguments at the top level of `params`, and the session in
+ * What a tool call carries (acp-client-tools.md, "Requête"): the model's
+ * arguments at the top level of `params`, the session in
  * `params._meta["org.mini-me/sessionId"]` (`?` when absent).
  *
  * @example
@@ -111,9 +106,10 @@ export function isOfferedToolTitle(title: unknown): boolean {
 }
 
 /** The answer to `session/request_permission`. */
-export type PermissionOutcome =
-  | { outcome: "cancelled" }
-  | { outcome: "selected"; optionId: string };
+export type PermissionOutcome = { outcome: "cancelled" } | {
+  outcome: "selected";
+  optionId: string;
+};
 
 /**
  * Picks among the options mm offered: `allow_once`, else `allow_always` to
@@ -130,8 +126,7 @@ export type PermissionOutcome =
  */
 export function choosePermission(options: unknown, allow: boolean): PermissionOutcome {
   const offered = Array.isArray(options) ? options.filter(isObject) : [];
-  const kinds = allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
-  for (const kind of kinds) {
+  for (const kind of allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"]) {
     const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
     if (option) return { outcome: "selected", optionId: option.optionId as string };
   }
@@ -144,10 +139,10 @@ function answerPermission(params: unknown, turnCancelled: boolean): PermissionOu
   const allow = isOfferedToolTitle(title);
   // Once the client has sent session/cancel, ACP says every permission
   // request is answered cancelled, whatever it asks.
-  const outcome = turnCancelled
-    ? { outcome: "cancelled" as const }
+  const outcome: PermissionOutcome = turnCancelled
+    ? { outcome: "cancelled" }
     : choosePermission(options, allow);
-  const chosen = outcome.outcome === "selected" && Array.isArray(options)
+  const chosen = Array.isArray(options) && outcome.outcome === "selected"
     ? options.find((o) => field(o, "optionId") === outcome.optionId)
     : undefined;
   const allowed = allow && String(field(chosen, "kind")).startsWith("allow");
@@ -157,11 +152,8 @@ function answerPermission(params: unknown, turnCancelled: boolean): PermissionOu
 
 // ─── 2. The tool ─────────────────────────────────────────────────────────────
 
-/** The facts `host_info` can report. */
-export const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
-
-/** One of {@linkcode TOPICS}. */
-export type Topic = typeof TOPICS[number];
+const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
+type Topic = typeof TOPICS[number];
 
 /** The one tool this client lends to mm. */
 export const HOST_INFO_TOOL: ToolDescription = {
@@ -181,14 +173,11 @@ export const HOST_INFO_TOOL: ToolDescription = {
 /** Every tool the client offers; the permission policy allows exactly these. */
 export const OFFERED_TOOLS: readonly ToolDescription[] = [HOST_INFO_TOOL];
 
-/**
- * A tool's answer, in the shape of MCP's `tools/call` result that mm accepts
- * (acp-client-tools.md, "Réponse").
- */
+/** A tool's answer: MCP's `tools/call` result, which mm accepts (acp-client-tools.md, "Réponse"). */
 export interface ToolResult {
   /** What the model reads: the text of each block, concatenated. */
   content: { type: "text"; text: string }[];
-  /** `true` for a failed call: the model reads `[client tool error: <text>]`. */
+  /** A failed call: the model reads `[client tool error: <text>]`. */
   isError?: true;
 }
 
@@ -233,24 +222,24 @@ const READ_TOPIC: Record<Topic, () => string> = {
  * ```
  */
 export function hostInfo(topic: unknown): ToolResult {
+  const failed = (text: string): ToolResult => ({
+    content: [{ type: "text", text }],
+    isError: true,
+  });
   const choices = `use one of: ${TOPICS.join(", ")}`;
-  if (typeof topic !== "string") return errorResult(`missing parameter "topic"; ${choices}`);
-  if (!(TOPICS as readonly string[]).includes(topic)) {
-    return errorResult(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
+  if (typeof topic !== "string") return failed(`missing parameter "topic"; ${choices}`);
+  if (!Object.hasOwn(SYS_NAMES, topic)) {
+    return failed(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
   }
   const names = SYS_NAMES[topic as Topic];
   if (!names.every((kind) => granted({ name: "sys", kind }))) {
-    return errorResult(`host_info needs --allow-sys=${names.join(",")} to report ${topic}`);
+    return failed(`host_info needs --allow-sys=${names.join(",")} to report ${topic}`);
   }
   try {
     return { content: [{ type: "text", text: READ_TOPIC[topic as Topic]() }] };
   } catch (error) {
-    return errorResult(`host_info could not read ${topic}: ${errorText(error)}`);
+    return failed(`host_info could not read ${topic}: ${errorText(error)}`);
   }
-}
-
-function errorResult(text: string): ToolResult {
-  return { content: [{ type: "text", text }], isError: true };
 }
 
 /**
@@ -287,23 +276,16 @@ export function gib(bytes: number): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * assert.equal(
- *   describeUptime(274_320, new Date("2026-11-30T12:13:00Z")),
- *   "up 3 days, 4 hours, 12 minutes (since 2026-11-27 08:01 UTC)",
- * );
+ * const now = new Date("2026-11-30T12:13:00Z");
+ * assert.equal(describeUptime(274_320, now), "up 3 days, 4 hours, 12 minutes (since 2026-11-27 08:01 UTC)");
  * ```
  */
 export function describeUptime(seconds: number, now: Date): string {
-  const minutesUp = Math.floor(seconds / 60);
-  const [days, hours, minutes] = [
-    Math.floor(minutesUp / 1440),
-    Math.floor(minutesUp / 60) % 24,
-    minutesUp % 60,
-  ];
+  const up = Math.floor(seconds / 60); // minutes
   const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-  const parts = [unit(minutes, "minute")];
-  if (days > 0 || hours > 0) parts.unshift(unit(hours, "hour"));
-  if (days > 0) parts.unshift(unit(days, "day"));
+  const parts = [unit(up % 60, "minute")];
+  if (up >= 60) parts.unshift(unit(Math.floor(up / 60) % 24, "hour"));
+  if (up >= 1440) parts.unshift(unit(Math.floor(up / 1440), "day"));
   const since = new Date(now.getTime() - seconds * 1000).toISOString();
   return `up ${parts.join(", ")} (since ${since.slice(0, 10)} ${since.slice(11, 16)} UTC)`;
 }
@@ -311,64 +293,54 @@ export function describeUptime(seconds: number, now: Date): string {
 // ─── 3. What the user sees ───────────────────────────────────────────────────
 
 /**
- * What the client shows of a session. stdout is the conversation; stderr is
- * diagnostics: `[client]` lines, mm's own log (it inherits stderr), the trace.
- */
-interface View {
-  /** Thoughts, plans and usage are shown on stderr. */
-  verbose: boolean;
-  /** A loaded session's earlier conversation is being replayed: shown dimmed on stderr. */
-  replaying: boolean;
-  /** Tool call titles by id, for an update that does not repeat its title. */
-  titles: Map<string, string>;
-  /** The tool calls announced and not finished, for the progress line. */
-  running: Set<string>;
-}
-
-/**
  * Shows one `session/update`: one `case` per kind the user sees, and a
- * `default` that ignores kinds this client does not know.
+ * `default` that ignores kinds this client does not know. stdout is the
+ * conversation; stderr is diagnostics: `[client]` lines, mm's own log (it
+ * inherits stderr), the trace, and with `--verbose` thoughts, plans, usage.
  */
-function showUpdate(update: unknown, view: View): void {
-  if (!isObject(update)) return;
-  // A loaded session's replay goes to stderr, dimmed; with --quiet, nowhere.
+function showUpdate(update: unknown, view: Run): void {
+  const kind = field(update, "sessionUpdate");
   const to = view.replaying ? stderr : stdout;
   const style = view.replaying ? DIM : undefined;
-  const shows = !quiet || (!view.replaying && update.sessionUpdate === "agent_message_chunk");
-  const id = String(update.toolCallId ?? "");
-  if (typeof update.title === "string") view.titles.set(id, update.title);
-  switch (update.sessionUpdate) {
+  // --quiet shows the answer alone; a replay, not at all.
+  const shown = !quiet || (!view.replaying && kind === "agent_message_chunk");
+  const id = String(field(update, "toolCallId") ?? "");
+  const title = field(update, "title");
+  if (typeof title === "string") view.titles.set(id, title);
+  const content = field(update, "content");
+  switch (kind) {
     case "agent_message_chunk":
-      return shows ? showChunk(to, update.content, style) : undefined;
+      return shown ? showChunk(to, content, style) : undefined;
     case "user_message_chunk":
-      if (view.replaying && shows) printLine(stderr, `❓ ${blockText(update.content)}`, DIM);
+      if (view.replaying && shown) printLine(stderr, `❓ ${blockText(content)}`, DIM);
       return;
     case "tool_call":
       view.running.add(id);
-      if (shows) printLine(to, `🛠️ ${view.titles.get(id) ?? id}`, style);
-      return shows ? showToolContent(to, update.content, style) : undefined;
-    case "tool_call_update":
-      if (update.status === "completed" || update.status === "failed") view.running.delete(id);
-      if (!shows) return;
-      if (update.status === "failed") {
-        printLine(to, `✖ ${view.titles.get(id) ?? id} failed`, style ?? RED);
-      }
-      return showToolContent(to, update.content, style);
+      if (shown) printLine(to, `🛠️ ${view.titles.get(id) ?? id}`, style);
+      return shown ? showToolContent(to, content, style) : undefined;
+    case "tool_call_update": {
+      const status = field(update, "status");
+      if (status === "completed" || status === "failed") view.running.delete(id);
+      if (!shown) return;
+      if (status === "failed") printLine(to, `✖ ${view.titles.get(id) ?? id} failed`, style ?? RED);
+      return showToolContent(to, content, style);
+    }
     case "agent_thought_chunk":
-      return view.verbose ? showChunk(stderr, update.content, DIM) : undefined;
-    case "plan":
-      if (!view.verbose || !Array.isArray(update.entries)) return;
+      return view.options.verbose ? showChunk(stderr, content, DIM) : undefined;
+    case "plan": {
+      const entries = field(update, "entries");
+      if (!view.options.verbose || !Array.isArray(entries)) return;
       printLine(stderr, "plan:", DIM);
-      for (const entry of update.entries) {
-        printLine(stderr, `  [${field(entry, "status")}] ${field(entry, "content")}`, DIM);
+      for (const e of entries) {
+        printLine(stderr, `  [${field(e, "status")}] ${field(e, "content")}`, DIM);
       }
       return;
+    }
     case "usage_update": {
-      if (!view.verbose) return;
-      const cost = isObject(update.cost)
-        ? `, cost ${update.cost.amount} ${update.cost.currency}`
-        : "";
-      return printLine(stderr, `usage: ${update.used} of ${update.size} tokens${cost}`, DIM);
+      if (!view.options.verbose || !isObject(update)) return;
+      const { used, size, cost } = update;
+      const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
+      return printLine(stderr, `usage: ${used} of ${size} tokens${paid}`, DIM);
     }
     default: // a kind this client does not know: nothing to show
   }
@@ -376,8 +348,7 @@ function showUpdate(update: unknown, view: View): void {
 
 /** A tool call's content: each line of its text as `│ <line>`. */
 function showToolContent(to: Stream, content: unknown, style?: number): void {
-  if (!Array.isArray(content)) return;
-  for (const item of content) {
+  for (const item of Array.isArray(content) ? content : []) {
     const block = field(item, "type") === "content" ? field(item, "content") : item;
     const lines = blockText(block).split(/\r?\n/);
     if (lines.length > 1 && lines.at(-1) === "") lines.pop();
@@ -385,7 +356,7 @@ function showToolContent(to: Stream, content: unknown, style?: number): void {
   }
 }
 
-/** Streams a message chunk as it comes, with no newline added; a non-text block on its own line. */
+/** Streams a message chunk as it comes, with no newline added; another block on its own line. */
 function showChunk(to: Stream, block: unknown, style?: number): void {
   if (field(block, "type") === "text") print(to, blockText(block), style);
   else printLine(to, blockText(block), style);
@@ -398,19 +369,17 @@ function blockText(block: unknown): string {
   return `[${typeof type === "string" ? type : "unknown"}]`;
 }
 
-/** One output stream, and whether its last line is still open. */
+/**
+ * An output stream. `open`: its last line is not ended. `gone`: its reader
+ * went away (EPIPE). `parted` (stdout): a newline on stderr already parted its
+ * open line from stderr's lines.
+ */
 interface Stream {
-  /** Deno.stdout or Deno.stderr. */
   file: { writeSync(bytes: Uint8Array): number };
-  /** It is a terminal: colour, progress, and control characters shown, not obeyed. */
   terminal: boolean;
-  /** ANSI styles may be written. */
   colour: boolean;
-  /** The last text written did not end with a newline. */
   open: boolean;
-  /** A reader that went away (EPIPE): nothing more is written. */
   gone: boolean;
-  /** stdout only: a newline on stderr already parted its open line from stderr's lines. */
   parted?: boolean;
 }
 
@@ -420,14 +389,20 @@ const RED = 31;
 function openStream(file: typeof Deno.stdout | typeof Deno.stderr): Stream {
   const terminal = file.isTerminal();
   // no-color.org: colour is off when NO_COLOR is set and not empty.
-  const colour = terminal && !readEnv("NO_COLOR");
-  return { file, terminal, colour, open: false, gone: false };
+  return { file, terminal, colour: terminal && !readEnv("NO_COLOR"), open: false, gone: false };
 }
 
 const stdout = openStream(Deno.stdout);
 const stderr = openStream(Deno.stderr);
+/** `--quiet`: stdout is the answer text alone, and `[client]` progress lines are not shown. */
+let quiet = false;
 /** Where a write failure on stdout other than EPIPE is reported (set by the run). */
 let onOutputFailure = (_error: unknown): void => {};
+
+/** Writes a `[client] …` progress line on stderr (not with `--quiet`). */
+function log(text: string): void {
+  if (!quiet) printLine(stderr, `[client] ${text}`);
+}
 
 /** Writes a whole line, after a newline if the stream's last line is still open. */
 function printLine(to: Stream, text: string, style?: number): void {
@@ -444,11 +419,10 @@ function printLine(to: Stream, text: string, style?: number): void {
 function print(to: Stream, text: string, style?: number): void {
   if (text === "" || to.gone) return;
   progress.erase();
-  const mayShare = stdout.terminal === stderr.terminal;
-  if (to === stderr && stdout.open && !stdout.parted && mayShare) {
+  if (to === stderr && stdout.open && !stdout.parted && stdout.terminal === stderr.terminal) {
     text = `\n${text}`;
     stdout.parted = true;
-    if (stdout.terminal && stderr.terminal) stdout.open = false; // one screen: that line is ended
+    if (stdout.terminal) stdout.open = false; // one screen: the answer's line is ended
   }
   if (to === stdout && stderr.open) write(stderr, "\n"), stderr.open = false;
   if (to.terminal) text = showControls(text);
@@ -490,19 +464,11 @@ function write(to: Stream, text: string): void {
   }
 }
 
-/** `--quiet`: stdout is the answer text alone, and `[client]` progress lines are not shown. */
-let quiet = false;
-
-/** Writes a `[client] …` progress line on stderr (not with `--quiet`). */
-function log(text: string): void {
-  if (!quiet) printLine(stderr, `[client] ${text}`);
-}
-
 /**
  * The line that shows, on a terminal, what the client waits for and for how
- * long (`⠋ waiting for mm … 3 s`). It is drawn with the cursor left at its
- * start, so that a line mm writes to the shared stderr covers it, and erased
- * before anything else is printed. Never drawn in a file or a pipe.
+ * long (`⠋ waiting for mm … 3 s`). It leaves the cursor at its start, so that
+ * a line mm writes to the shared stderr covers it, and is erased before
+ * anything else is printed. Never drawn in a file or a pipe.
  */
 const progress = {
   label: undefined as string | undefined,
@@ -512,13 +478,12 @@ const progress = {
   /** Starts showing `waiting for <label>`, or stops with `undefined`. */
   waitFor(label: string | undefined): void {
     if (label === this.label) return;
-    this.label = label;
-    this.since = Date.now();
+    [this.label, this.since] = [label, Date.now()];
     if (label === undefined) {
       this.erase();
       clearInterval(this.timer);
       this.timer = undefined;
-    } else if (stderr.terminal && this.timer === undefined) {
+    } else if (stderr.terminal && !this.timer) {
       this.timer = setInterval(() => this.draw(), 100);
       Deno.unrefTimer(Number(this.timer));
       this.draw();
@@ -539,16 +504,8 @@ const progress = {
 
 // ─── 4. Framing ──────────────────────────────────────────────────────────────
 
-/** The longest line accepted from mm, as in the official SDK: 32 MiB. */
-export const MAX_LINE_BYTES = 32 * 1024 * 1024;
-
-/** A line from mm longer than {@linkcode MAX_LINE_BYTES}. */
-export class LineTooLongError extends Error {
-  /** Builds the error for a line over `limit` bytes. */
-  constructor(limit: number) {
-    super(`mm sent a line longer than ${limit} bytes`);
-  }
-}
+/** A line longer than a {@linkcode LineReader} accepts. */
+export class LineTooLongError extends Error {}
 
 /**
  * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each
@@ -560,21 +517,17 @@ export class LineTooLongError extends Error {
  * ```ts
  * import assert from "node:assert/strict";
  * const reader = new LineReader();
- * const bytes = new TextEncoder().encode('{"a":1}\r\n{"b"');
- * assert.deepEqual([...reader.push(bytes)], ['{"a":1}']);
+ * assert.deepEqual([...reader.push(new TextEncoder().encode('{"a":1}\r\n{"b"'))], ['{"a":1}']);
  * assert.deepEqual([...reader.push(new TextEncoder().encode(":2}\n"))], ['{"b":2}']);
  * ```
  */
 export class LineReader {
   #parts: Uint8Array[] = [];
   #length = 0;
-  #limit: number;
   #decoder = new TextDecoder();
 
-  /** Builds a reader that refuses lines longer than `limit` bytes (without their end). */
-  constructor(limit = MAX_LINE_BYTES) {
-    this.#limit = limit;
-  }
+  /** A reader of lines up to `limit` bytes (32 MiB, as in the official SDK). */
+  constructor(readonly limit: number = 32 * 1024 * 1024) {}
 
   /**
    * Takes the next chunk and yields every line it completes.
@@ -597,10 +550,9 @@ export class LineReader {
   }
 
   #keep(bytes: Uint8Array): void {
-    if (this.#length + bytes.length > this.#limit + 1) { // + 1: the `\r` of `\r\n`
-      this.#parts = [];
-      this.#length = 0;
-      throw new LineTooLongError(this.#limit);
+    if (this.#length + bytes.length > this.limit + 1) { // + 1: the `\r` of `\r\n`
+      [this.#parts, this.#length] = [[], 0];
+      throw new LineTooLongError(`mm sent a line longer than ${this.limit} bytes`);
     }
     if (bytes.length === 0) return;
     this.#parts.push(bytes); // kept, not copied: a stream hands over a new chunk each read
@@ -613,8 +565,7 @@ export class LineReader {
       let offset = 0;
       for (const part of this.#parts) bytes.set(part, offset), offset += part.length;
     }
-    this.#parts = [];
-    this.#length = 0;
+    [this.#parts, this.#length] = [[], 0];
     if (bytes.at(-1) === 13) bytes = bytes.subarray(0, -1);
     return this.#decoder.decode(bytes);
   }
@@ -623,23 +574,13 @@ export class LineReader {
 /** A JSON-RPC id. */
 export type RpcId = string | number | null;
 
-/** A JSON-RPC error object. */
-export interface RpcErrorObject {
-  /** The error code. */
-  code: number;
-  /** A short description. */
-  message: string;
-  /** Anything else the sender attached. */
-  data?: unknown;
-}
-
 /** What one line from mm turned out to be. */
 export type Frame =
   | { kind: "request"; id: string | number; method: string; params: unknown }
   | { kind: "notification"; method: string; params: unknown }
-  | { kind: "response"; id: RpcId; result?: unknown; error?: RpcErrorObject }
+  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
   | { kind: "blank" }
-  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: RpcErrorObject } };
+  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
 
 /**
  * Classifies one line: a request, a notification, a response, a blank line to
@@ -658,41 +599,36 @@ export type Frame =
  */
 export function parseFrame(line: string): Frame {
   if (line.trim() === "") return { kind: "blank" };
+  const bad = (id: RpcId, code: number, message: string): Frame => ({
+    kind: "bad",
+    reply: { jsonrpc: "2.0", id, error: { code, message } },
+  });
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
-    return badFrame(null, -32700, "Parse error");
+    return bad(null, -32700, "Parse error");
   }
-  if (!isObject(value)) return badFrame(null, -32600, "Invalid Request");
-  const { id, method, params } = value;
+  if (!isObject(value)) return bad(null, -32600, "Invalid Request");
+  const { id, method, params, result, error } = value;
   const validId = typeof id === "string" || typeof id === "number";
   if (typeof method === "string" && validId) return { kind: "request", id, method, params };
   if (typeof method === "string" && !("id" in value)) {
     return { kind: "notification", method, params };
   }
-  if (
-    method === undefined && (validId || id === null) && ("result" in value || isObject(value.error))
-  ) {
-    return { kind: "response", id, result: value.result, error: value.error as RpcErrorObject };
+  if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
+    return { kind: "response", id, result, error: error as { code: number; message: string } };
   }
-  return badFrame(validId ? id : null, -32600, "Invalid Request");
-}
-
-function badFrame(id: RpcId, code: number, message: string): Frame {
-  return { kind: "bad", reply: { jsonrpc: "2.0", id, error: { code, message } } };
+  return bad(validId ? id : null, -32600, "Invalid Request");
 }
 
 // ─── 5. The connection ───────────────────────────────────────────────────────
 
-/** A JSON-RPC error, to answer a request with or received as an answer. */
+/** A JSON-RPC error, to answer a request with, or received as an answer. */
 export class RpcError extends Error {
-  /** The JSON-RPC error code. */
-  readonly code: number;
   /** Builds the error. */
-  constructor(code: number, message: string) {
+  constructor(readonly code: number, message: string) {
     super(message);
-    this.code = code;
   }
 }
 
@@ -700,30 +636,26 @@ export class RpcError extends Error {
 const BAD_FRAMES_SHOWN = 10;
 /** After this many bad frames in a row, mm is not speaking JSON-RPC: the connection is dropped. */
 const BAD_FRAMES_IN_A_ROW = 1000;
-/** Reading from mm pauses while more than this many bytes of answers wait to be written. */
+/** Reading from mm pauses while more than this many characters of answers wait to be written. */
 const MAX_UNWRITTEN = 1024 * 1024;
 
-/** What the connection does with what mm sends. */
+/** What the connection does with what mm sends; `fail` when it cannot go on. */
 interface Handlers {
-  /** Answers a request (see {@linkcode answerRequest}). */
   request(method: string, params: unknown): unknown;
-  /** Takes a notification. */
   notification(method: string, params: unknown): void;
-  /** The connection cannot go on: mm is gone, or not speaking JSON-RPC. */
   fail(error: ClientError): void;
 }
 
-/** JSON-RPC over mm's stdin and stdout. */
+/**
+ * JSON-RPC over mm's pipes. `request` rejects with an {@linkcode RpcError};
+ * `close` ends mm's stdin after the queued frames; `reading` settles when mm's
+ * stdout has ended and every line was handled.
+ */
 interface Connection {
-  /** Sends a request; resolves with its result or rejects with an {@linkcode RpcError}. */
   request(method: string, params: unknown): Promise<unknown>;
-  /** Sends a notification. */
   notify(method: string, params: unknown): void;
-  /** Closes mm's stdin once every queued frame is written. */
   close(): Promise<void>;
-  /** Settles when mm's stdout has ended and every line of it was handled. */
   reading: Promise<void>;
-  /** How many bad frames were counted but not logged. */
   unlogged(): number;
 }
 
@@ -734,12 +666,8 @@ interface Connection {
  */
 function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): Connection {
   const writer = child.stdin.getWriter();
-  const encoder = new TextEncoder();
   const pending = new Map<RpcId, { resolve(r: unknown): void; reject(e: RpcError): void }>();
-  let queued: string[] = [];
-  let unwritten = 0;
-  let writing = Promise.resolve();
-  let nextId = 0;
+  let [queued, unwritten, writing, nextId] = [[] as string[], 0, Promise.resolve(), 0];
   const bad = { total: 0, inARow: 0, first: "" };
 
   const send = (message: object) => {
@@ -751,7 +679,9 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
     writing = writing.then(() => {
       const text = queued.join("");
       queued = [];
-      return writer.write(encoder.encode(text)).then(() => void (unwritten -= text.length));
+      return writer.write(new TextEncoder().encode(text)).then(() =>
+        void (unwritten -= text.length)
+      );
     }).catch(async (error) => {
       // An mm that exited is reported as such by the run; anything else is reported here.
       const exited = await Promise.race([child.status, delay(EXIT_GRACE_MS)]);
@@ -765,6 +695,7 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
     if (frame.kind === "blank") return;
     if (frame.kind === "bad") return badLine(line, frame.reply);
     bad.inARow = 0;
+    if (frame.kind === "notification") return handlers.notification(frame.method, frame.params);
     if (frame.kind === "request") {
       try {
         send({
@@ -778,20 +709,16 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
           : { code: -32603, message: `Internal error: ${errorText(error)}` };
         send({ jsonrpc: "2.0", id: frame.id, error: { code, message } });
       }
-    } else if (frame.kind === "notification") {
-      handlers.notification(frame.method, frame.params);
-    } else {
-      const waiting = pending.get(frame.id);
-      if (!waiting) {
-        return log(`answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`);
-      }
-      pending.delete(frame.id);
-      if (!frame.error) return waiting.resolve(frame.result);
-      const message = typeof frame.error.message === "string"
-        ? frame.error.message
-        : JSON.stringify(frame.error);
-      waiting.reject(new RpcError(Number(frame.error.code), message));
+      return;
     }
+    const waiting = pending.get(frame.id);
+    if (!waiting) {
+      return log(`answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`);
+    }
+    pending.delete(frame.id);
+    if (!frame.error) return waiting.resolve(frame.result);
+    const { code, message } = frame.error;
+    waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
   };
 
   /** A noisy peer: log and answer the first few bad lines, count the rest, give up on a flood. */
@@ -801,11 +728,9 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
       printLine(stderr, `[client] bad frame from mm: ${line.slice(0, 80)}`);
       send(reply);
     }
-    if (bad.inARow >= BAD_FRAMES_IN_A_ROW) {
-      throw new ClientError(
-        `mm is not speaking JSON-RPC on stdout (${bad.inARow} bad lines; first: ${bad.first})`,
-      );
-    }
+    if (bad.inARow < BAD_FRAMES_IN_A_ROW) return;
+    const many = `${bad.inARow} bad lines; first: ${bad.first}`;
+    throw new ClientError(`mm is not speaking JSON-RPC on stdout (${many})`);
   };
 
   const reading = (async () => {
@@ -817,15 +742,10 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
     const last = reader.flush();
     if (last !== undefined) receive(last);
   })().catch((error) => {
-    if (error instanceof LineTooLongError) {
-      log(`${error.message}; dropping the connection`);
-      error = new ClientError(`${error.message}; connection dropped`);
-    }
-    handlers.fail(
-      error instanceof ClientError
-        ? error
-        : new ClientError(`reading from mm: ${errorText(error)}`),
-    );
+    const message = error instanceof LineTooLongError
+      ? `${error.message}; connection dropped`
+      : `reading from mm: ${errorText(error)}`;
+    handlers.fail(error instanceof ClientError ? error : new ClientError(message));
   });
 
   return {
@@ -844,17 +764,11 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
 
 // ─── 6. The command line and the agent file ──────────────────────────────────
 
-/** An error that ends the run: `error: <message>` on stderr, and an exit code. */
+/** An error that ends the run: `error: <message>` on stderr (none if empty), and an exit code. */
 export class ClientError extends Error {
-  /** The process exit code. */
-  readonly exitCode: number;
-  /** A usage error: the usage follows the message. */
-  readonly usage: boolean;
-  /** An empty `message` prints nothing (the run was interrupted). */
-  constructor(message: string, exitCode = 1, usage = false) {
+  /** `usage`: the usage follows the message. */
+  constructor(message: string, readonly exitCode = 1, readonly usage = false) {
     super(message);
-    this.exitCode = exitCode;
-    this.usage = usage;
   }
 }
 
@@ -896,9 +810,9 @@ export const OPTIONS = {
   version: { type: "boolean" },
 } as const;
 
-/** The options of one run, as `node:util` `parseArgs` reads them, with the question. */
+/** The options of one run: what `parseArgs` read, the first question, `--timeout` in seconds. */
 export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"] & {
-  /** The first question; `-` for stdin, `undefined` to read it with `--interactive`. */
+  /** The first question: `-` for stdin, `undefined` to read it with `--interactive`. */
   question?: string;
   /** `--timeout` in seconds. */
   seconds: number;
@@ -913,8 +827,7 @@ export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>[
  * ```ts
  * import assert from "node:assert/strict";
  * const options = parseCommandLine(["--", "--request", "Which", "CPU?"]);
- * assert.equal(options.request, true);
- * assert.equal(options.question, "Which CPU?");
+ * assert.deepEqual([options.request, options.question], [true, "Which CPU?"]);
  * ```
  */
 export function parseCommandLine(argv: readonly string[]): Options {
@@ -922,22 +835,21 @@ export function parseCommandLine(argv: readonly string[]): Options {
   // A negative number is a value, not an option: `--timeout -1` is a bad timeout.
   const at = args.findIndex((arg, i) => arg.startsWith("--") && /^-\d/.test(args[i + 1] ?? ""));
   if (at >= 0) args.splice(at, 2, `${args[at]}=${args[at + 1]}`);
+  const usage = (message: string) => new ClientError(message, 2, true);
   let parsed;
   try {
     parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
     const option = errorText(error).match(/'(?:-\w, )?(-[^' ]+)/)?.[1];
-    const message = !option
-      ? errorText(error).split("\n")[0]
-      : errorText(error).includes("does not take an argument")
-      ? `${option} takes no value`
-      : field(error, "code") === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
-      ? `unknown option ${option}`
-      : `${option} needs a value`;
-    throw new ClientError(message, 2, true);
+    if (errorText(error).includes("does not take an argument")) {
+      throw usage(`${option} takes no value`);
+    }
+    if (field(error, "code") === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+      throw usage(`unknown option ${option}`);
+    }
+    throw usage(`${option} needs a value`);
   }
   const { values, positionals } = parsed;
-  const usage = (message: string) => new ClientError(message, 2, true);
   const timeout = values.timeout;
   if (!/^(\d+\.?\d*|\.\d+)$/.test(timeout) || !(Number(timeout) > 0)) {
     throw usage(`--timeout takes a number of seconds above 0, got ${JSON.stringify(timeout)}`);
@@ -952,7 +864,7 @@ export function parseCommandLine(argv: readonly string[]): Options {
   return { ...values, question, seconds: Number(timeout) };
 }
 
-/** The part of an agent file the client checks: `acp.clientTools.enabled` and `.discovery`. */
+/** The part of an agent file the client checks. */
 export interface AgentConfig {
   /** `acp.clientTools.enabled` (default `true`). */
   enabled: boolean;
@@ -1020,10 +932,8 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
     ];
   }
   if (config.discovery === "request" && !request) {
-    return [
-      `${prefix}.discovery: request, but the client announces meta; ` +
-      "mm will ask for the list, and the client answers it",
-    ];
+    const what = "mm will ask for the list, and the client answers it";
+    return [`${prefix}.discovery: request, but the client announces meta; ${what}`];
   }
   return [];
 }
@@ -1046,8 +956,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * const { clientCapabilities } = initializeParams(true);
- * assert.deepEqual(clientCapabilities._meta, { "org.mini-me/tools": true });
+ * assert.deepEqual(initializeParams(true).clientCapabilities._meta, { "org.mini-me/tools": true });
  * ```
  */
 export function initializeParams(
@@ -1065,23 +974,28 @@ export function initializeParams(
   };
 }
 
-/** One run of the client: mm, the connection to it, and where the exchange stands. */
+/**
+ * One run: mm, the connection, and where the exchange stands. `waitingFor`
+ * names what mm has yet to do ("the turn ended"), for an mm that exits;
+ * `cancelledBy` is the exit code of the signal that cancelled the turn;
+ * `failed` rejects when the run must end early, and every wait races it.
+ * `replaying`: a loaded session's past is shown, dimmed on stderr; `titles`
+ * by tool call id, for updates that do not repeat it; `running`: calls not done.
+ */
 interface Run {
   options: Options;
   child: Deno.ChildProcess;
   connection: Connection;
-  view: View;
-  /** What the client waits for mm to do, for the "mm exited before …" error. */
-  waitingFor: string;
-  sessionId: string;
-  /** The exit code of the Ctrl-C (130) or SIGTERM (143) that cancelled the running turn. */
-  cancelledBy?: number;
-  cancelTimer?: Timer;
-  /** When the last signal that counted arrived. */
-  lastSignal: number;
-  /** Rejects when the run must end early; every wait races it. */
   failed: Promise<never>;
   fail(error: ClientError): void;
+  waitingFor?: string;
+  sessionId?: string;
+  cancelledBy?: number;
+  cancelTimer?: Timer;
+  lastSignal?: number;
+  replaying?: boolean;
+  titles: Map<string, string>;
+  running: Set<string>;
 }
 
 /**
@@ -1091,25 +1005,24 @@ interface Run {
  */
 export async function main(argv: readonly string[]): Promise<number> {
   let run: Run | undefined;
-  let code = 1;
-  let graceful = false;
+  let [code, graceful] = [1, false];
   try {
     const options = parseCommandLine(argv);
     if (options.help || options.version) {
       print(stdout, `${options.help ? USAGE : `host-info-client ${VERSION}`}\n`);
       return 0;
     }
-    quiet = options.quiet ?? false;
+    quiet = !!options.quiet;
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
-    const { path: agentFile, config } = readAgentFile(agent, options.agent !== undefined);
-    for (const warning of agentFileWarnings(agent, config, options.request ?? false)) {
+    const { path, config } = readAgentFile(agent, options.agent !== undefined);
+    for (const warning of agentFileWarnings(agent, config, !!options.request)) {
       printLine(stderr, `[client] ${warning}`);
     }
     if (options.question === "-") {
       const text = await new Response(Deno.stdin.readable).text();
       options.question = text.trim() || DEFAULT_QUESTION;
     }
-    run = startRun(options, agentFile);
+    run = startRun(options, path);
     code = await converse(run);
     graceful = true;
     if (code === 0) log(`continue with: --resume ${run.sessionId}`);
@@ -1122,10 +1035,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   progress.waitFor(undefined);
   if (run) await endMm(run, graceful);
-  const unlogged = run?.connection.unlogged() ?? 0;
-  if (unlogged > 0) {
-    printLine(stderr, `[client] ${unlogged} more bad frames from mm were not logged`);
-  }
+  const unlogged = run?.connection.unlogged();
+  if (unlogged) printLine(stderr, `[client] ${unlogged} more bad frames from mm were not logged`);
   return code;
 }
 
@@ -1136,37 +1047,30 @@ function startRun(options: Options, agentFile: string): Run {
   let fail!: (error: ClientError) => void;
   const failed = new Promise<never>((_, reject) => fail = reject);
   failed.catch(() => {}); // read where it matters, in ask()
-  const connection = connect(child, options.trace ?? false, {
+  const connection = connect(child, !!options.trace, {
     request: (method, params) => answerRequest(method, params, run.cancelledBy !== undefined),
     notification: (method, params) => {
       if (method !== "session/update") return; // other notifications are not for the user
-      showUpdate(field(params, "update"), run.view);
+      showUpdate(field(params, "update"), run);
       progress.waitFor(waitLabel(run));
     },
     fail,
   });
-  const view = {
-    verbose: options.verbose ?? false,
-    replaying: false,
-    titles: new Map(),
-    running: new Set<string>(),
-  };
   const run: Run = {
     options,
     child,
     connection,
-    view,
-    waitingFor: "answering initialize",
-    sessionId: "?",
-    lastSignal: -Infinity,
     failed,
     fail,
+    titles: new Map(),
+    running: new Set(),
   };
   onOutputFailure = (error) =>
     fail(new ClientError(`cannot write the conversation: ${errorText(error)}`));
   child.status.then(async (status) => {
     await Promise.race([connection.reading, delay(1000)]); // read its last words first
-    fail(mmExited(status, run.waitingFor));
+    const how = status.signal ? `signal ${status.signal}` : `code ${status.code}`;
+    fail(new ClientError(`mm exited with ${how} before ${run.waitingFor}`));
   });
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     Deno.addSignalListener(signal, () => interrupt(run, signal));
@@ -1183,13 +1087,9 @@ function startMm(mm: string, agentFile: string, defaultMm: boolean): Deno.ChildP
   let reason = "this run may not start it (add --allow-run)";
   try {
     if (granted({ name: "run", command: mm })) {
-      return new Deno.Command(mm, {
-        args: ["-acp", "-agent", agentFile],
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "inherit",
-        detached: true,
-      }).spawn();
+      const [stdin, stdout, stderr] = ["piped", "piped", "inherit"] as const;
+      const args = ["-acp", "-agent", agentFile];
+      return new Deno.Command(mm, { args, stdin, stdout, stderr, detached: true }).spawn();
     }
   } catch (error) {
     reason = error instanceof Deno.errors.NotFound
@@ -1201,27 +1101,20 @@ function startMm(mm: string, agentFile: string, defaultMm: boolean): Deno.ChildP
   if (defaultMm && !granted({ name: "env", variable: "MM_BIN" })) {
     reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
   }
-  throw new ClientError(
-    `cannot start mm (${mm}): ${reason}. Install mini-me or set MM_BIN / --mm.`,
-    127,
-  );
+  const message = `cannot start mm (${mm}): ${reason}. Install mini-me or set MM_BIN / --mm.`;
+  throw new ClientError(message, 127);
 }
 
 /** The whole conversation: `initialize`, a session, then one turn per question. */
 async function converse(run: Run): Promise<number> {
   const { options } = run;
   progress.waitFor("mm");
-  const init = await ask(
-    run,
-    "initialize",
-    initializeParams(options.request ?? false),
-    options.seconds,
-  );
+  const params = initializeParams(!!options.request);
+  const init = await ask(run, "initialize", params, options.seconds);
   const version = field(init, "protocolVersion");
   if (version !== 1) {
-    throw new ClientError(
-      `mm speaks ACP protocol version ${JSON.stringify(version)}; this client speaks 1`,
-    );
+    const speaks = `speaks ACP protocol version ${JSON.stringify(version)}`;
+    throw new ClientError(`mm ${speaks}; this client speaks 1`);
   }
   await openSession(run, field(init, "agentCapabilities"));
   progress.waitFor(undefined); // the session is open: until a question, nothing to wait for
@@ -1235,6 +1128,7 @@ async function converse(run: Run): Promise<number> {
     run.cancelledBy = undefined;
   }
 }
+
 /**
  * Opens the session: `session/new`, or with `--resume` `session/resume` when
  * mm advertises it, else `session/load` (which replays the conversation so
@@ -1246,9 +1140,8 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
   const params = { cwd: Deno.cwd(), mcpServers: [] };
   let how = "";
   if (options.resume === undefined) {
-    run.sessionId = String(
-      field(await ask(run, "session/new", params, options.seconds), "sessionId"),
-    );
+    const session = await ask(run, "session/new", params, options.seconds);
+    run.sessionId = String(field(session, "sessionId"));
   } else {
     const method = field(field(capabilities, "sessionCapabilities"), "resume") != null
       ? "session/resume"
@@ -1258,10 +1151,9 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
     if (!method) {
       throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
     }
-    run.sessionId = options.resume;
-    run.view.replaying = method === "session/load";
+    [run.sessionId, run.replaying] = [options.resume, method === "session/load"];
     await ask(run, method, { sessionId: options.resume, ...params }, options.seconds);
-    run.view.replaying = false;
+    run.replaying = false;
     how = method === "session/load" ? " (loaded)" : " (resumed)";
   }
   log(`discovery: ${options.request ? "request" : "meta"}, session ${run.sessionId}${how}`);
@@ -1272,17 +1164,14 @@ async function turn(run: Run, question: string): Promise<number> {
   if (!quiet) printLine(stdout, `❓ ${question}`);
   run.waitingFor = "the turn ended";
   progress.waitFor("the model");
-  const answer = await ask(run, "session/prompt", {
-    sessionId: run.sessionId,
-    prompt: [{ type: "text", text: question }],
-  });
+  const prompt = [{ type: "text", text: question }];
+  const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt });
   clearTimeout(run.cancelTimer);
   progress.waitFor(undefined);
   run.waitingFor = "the next question";
   const stopReason = String(field(answer, "stopReason"));
-  if (quiet) {
-    if (stdout.open) print(stdout, "\n");
-  } else printLine(stdout, `[${stopReason}]`);
+  if (!quiet) printLine(stdout, `[${stopReason}]`);
+  else if (stdout.open) print(stdout, "\n");
   if (run.cancelledBy !== undefined) return run.cancelledBy;
   return stopReason === "cancelled" ? 130 : stopReason === "refusal" ? 1 : 0;
 }
@@ -1313,13 +1202,13 @@ async function nextQuestion(
 /** What the progress line says the client waits for during a turn. */
 function waitLabel(run: Run): string | undefined {
   if (run.waitingFor !== "the turn ended") return progress.label;
-  const [tool] = run.view.running;
-  return tool === undefined ? "the model" : run.view.titles.get(tool) ?? tool;
+  const [tool] = run.running;
+  return tool === undefined ? "the model" : run.titles.get(tool) ?? tool;
 }
 
 /** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
 async function ask(run: Run, method: string, params: object, seconds?: number): Promise<unknown> {
-  run.waitingFor = run.waitingFor === "the turn ended" ? run.waitingFor : `answering ${method}`;
+  if (run.waitingFor !== "the turn ended") run.waitingFor = `answering ${method}`;
   let timer: Timer | undefined;
   const timeout = new Promise<never>((_, reject) => {
     if (seconds === undefined || seconds * 1000 > MAX_TIMER_MS) return;
@@ -1343,30 +1232,30 @@ async function ask(run: Run, method: string, params: object, seconds?: number): 
  */
 function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
   const now = performance.now();
-  if (now - run.lastSignal < SAME_KEYPRESS_MS) return; // one keypress, delivered twice
+  if (now - (run.lastSignal ?? -Infinity) < SAME_KEYPRESS_MS) return; // one keypress, twice
   run.lastSignal = now;
   const code = signal === "SIGINT" ? 130 : 143;
-  if (run.waitingFor !== "the turn ended") {
-    return killGroup(run.child), run.fail(new ClientError("", code));
-  }
+  const kill = (
+    exitCode: number,
+  ) => (killGroup(run.child), run.fail(new ClientError("", exitCode)));
+  if (run.waitingFor !== "the turn ended") return kill(code);
   if (run.cancelledBy !== undefined) {
     log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
-    return killGroup(run.child), run.fail(new ClientError("", run.cancelledBy));
+    return kill(run.cancelledBy);
   }
   run.cancelledBy = code;
   log("cancelling…");
   run.connection.notify("session/cancel", { sessionId: run.sessionId });
   run.cancelTimer = setTimeout(() => {
     log("mm did not answer the cancellation in time; killing it");
-    killGroup(run.child);
-    run.fail(new ClientError("", code));
+    kill(code);
   }, CANCEL_GRACE_MS);
 }
 
 /**
- * Ends mm. After a conversation that ended, close its stdin and give it
- * time to exit; after an error, do not wait. Either way its whole process group is
- * killed at the end: an agent may run helper processes of its own.
+ * Ends mm. After a conversation that ended, close its stdin and give it time
+ * to exit; after an error, do not wait. Then kill its whole process group: an
+ * agent may run helper processes of its own.
  */
 async function endMm(run: Run, graceful: boolean): Promise<void> {
   clearTimeout(run.cancelTimer);
@@ -1384,12 +1273,6 @@ function killGroup(child: Deno.ChildProcess): void {
   } catch {
     // the group is gone already
   }
-}
-
-/** The error of an mm that exited while the client waited for it. */
-function mmExited(status: Deno.CommandStatus, waitingFor = "the turn ended"): ClientError {
-  const how = status.signal ? `signal ${status.signal}` : `code ${status.code}`;
-  return new ClientError(`mm exited with ${how} before ${waitingFor}`);
 }
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
@@ -1423,6 +1306,4 @@ function delay(ms: number): Promise<undefined> {
   return new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
 }
 
-if (import.meta.main) {
-  Deno.exit(await main(Deno.args));
-}
+if (import.meta.main) Deno.exit(await main(Deno.args));
