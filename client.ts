@@ -36,10 +36,8 @@ export const VERSION = "0.2.0";
 // ─── 1. What mm may ask ──────────────────────────────────────────────────────
 
 /**
- * Answers one request from mm with its result, or throws an
- * {@linkcode RpcError}. Each request is answered before the next line is
- * read, so a `$/cancel_request` from mm always names a request answered
- * already, and is ignored.
+ * Answers one request from mm with its result, or throws an {@linkcode RpcError}. Each is answered
+ * before the next line is read: a `$/cancel_request` from mm names an answered request, ignored.
  */
 function answerRequest(method: string, params: unknown, turnCancelled: boolean): unknown {
   switch (method) {
@@ -133,19 +131,15 @@ export function choosePermission(options: unknown, allow: boolean): PermissionOu
   return allow ? choosePermission(options, false) : { outcome: "cancelled" };
 }
 
-function answerPermission(params: unknown, turnCancelled: boolean): PermissionOutcome {
+function answerPermission(params: unknown, cancelled: boolean): PermissionOutcome {
   const title = field(field(params, "toolCall"), "title");
   const options = field(params, "options");
   const allow = isOfferedToolTitle(title);
   // Once the client has sent session/cancel, ACP says every permission
   // request is answered cancelled, whatever it asks.
-  const outcome: PermissionOutcome = turnCancelled
-    ? { outcome: "cancelled" }
-    : choosePermission(options, allow);
-  const chosen = Array.isArray(options) && outcome.outcome === "selected"
-    ? options.find((o) => field(o, "optionId") === outcome.optionId)
-    : undefined;
-  const allowed = allow && String(field(chosen, "kind")).startsWith("allow");
+  const outcome = cancelled ? { outcome: "cancelled" as const } : choosePermission(options, allow);
+  const chosen = [options].flat().find((o) => field(o, "optionId") === field(outcome, "optionId"));
+  const allowed = "optionId" in outcome && `${field(chosen, "kind")}`.startsWith("allow");
   log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
   return outcome;
 }
@@ -173,13 +167,11 @@ export const HOST_INFO_TOOL: ToolDescription = {
 /** Every tool the client offers; the permission policy allows exactly these. */
 export const OFFERED_TOOLS: readonly ToolDescription[] = [HOST_INFO_TOOL];
 
-/** A tool's answer: MCP's `tools/call` result, which mm accepts (acp-client-tools.md, "Réponse"). */
-export interface ToolResult {
-  /** What the model reads: the text of each block, concatenated. */
-  content: { type: "text"; text: string }[];
-  /** A failed call: the model reads `[client tool error: <text>]`. */
-  isError?: true;
-}
+/**
+ * A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"): the model reads
+ * the text of each block, concatenated; with `isError`, as `[client tool error: <text>]`.
+ */
+export type ToolResult = { content: { type: "text"; text: string }[]; isError?: true };
 
 /** The `--allow-sys` names each topic needs. */
 const SYS_NAMES: Record<Topic, Deno.SysPermissionDescriptor["kind"][]> = {
@@ -242,30 +234,13 @@ export function hostInfo(topic: unknown): ToolResult {
   }
 }
 
-/**
- * The display name of a `Deno.build.os` value.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(osName("darwin"), "macOS");
- * assert.equal(osName("freebsd"), "Freebsd");
- * ```
- */
+/** The display name of a `Deno.build.os` value: `darwin` is macOS, others are capitalised. */
 export function osName(os: string): string {
   const known: Record<string, string> = { linux: "Linux", darwin: "macOS", windows: "Windows" };
   return known[os] ?? os.charAt(0).toUpperCase() + os.slice(1);
 }
 
-/**
- * A size in bytes as GiB with one decimal.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(gib(16_965_120_000), "15.8 GiB");
- * ```
- */
+/** A size in bytes as GiB with one decimal: `15.8 GiB`. */
 export function gib(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }
@@ -276,8 +251,8 @@ export function gib(bytes: number): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * const now = new Date("2026-11-30T12:13:00Z");
- * assert.equal(describeUptime(274_320, now), "up 3 days, 4 hours, 12 minutes (since 2026-11-27 08:01 UTC)");
+ * const text = describeUptime(274_320, new Date("2026-11-30T12:13:00Z"));
+ * assert.equal(text, "up 3 days, 4 hours, 12 minutes (since 2026-11-27 08:01 UTC)");
  * ```
  */
 export function describeUptime(seconds: number, now: Date): string {
@@ -369,28 +344,20 @@ function blockText(block: unknown): string {
   return `[${typeof type === "string" ? type : "unknown"}]`;
 }
 
+const [DIM, RED] = [2, 31]; // ANSI styles
+
 /**
  * An output stream. `open`: its last line is not ended. `gone`: its reader
  * went away (EPIPE). `parted` (stdout): a newline on stderr already parted its
  * open line from stderr's lines.
  */
-interface Stream {
-  file: { writeSync(bytes: Uint8Array): number };
-  terminal: boolean;
-  colour: boolean;
-  open: boolean;
-  gone: boolean;
-  parted?: boolean;
-}
-
-const DIM = 2;
-const RED = 31;
-
-function openStream(file: typeof Deno.stdout | typeof Deno.stderr): Stream {
+function openStream(file: typeof Deno.stdout | typeof Deno.stderr) {
   const terminal = file.isTerminal();
   // no-color.org: colour is off when NO_COLOR is set and not empty.
-  return { file, terminal, colour: terminal && !readEnv("NO_COLOR"), open: false, gone: false };
+  const colour = terminal && !readEnv("NO_COLOR");
+  return { file, terminal, colour, open: false, gone: false, parted: false };
 }
+type Stream = ReturnType<typeof openStream>;
 
 const stdout = openStream(Deno.stdout);
 const stderr = openStream(Deno.stderr);
@@ -418,7 +385,7 @@ function printLine(to: Stream, text: string, style?: number): void {
  */
 function print(to: Stream, text: string, style?: number): void {
   if (text === "" || to.gone) return;
-  progress.erase();
+  eraseProgress();
   if (to === stderr && stdout.open && !stdout.parted && stdout.terminal === stderr.terminal) {
     text = `\n${text}`;
     stdout.parted = true;
@@ -426,10 +393,8 @@ function print(to: Stream, text: string, style?: number): void {
   }
   if (to === stdout && stderr.open) write(stderr, "\n"), stderr.open = false;
   if (to.terminal) text = showControls(text);
-  write(
-    to,
-    to.colour && style ? text.replace(/[^\n]+/g, (s) => `\x1b[${style}m${s}\x1b[0m`) : text,
-  );
+  const styled = (line: string) => `\x1b[${style}m${line}\x1b[0m`;
+  write(to, to.colour && style ? text.replace(/[^\n]+/g, styled) : text);
   to.open = !text.endsWith("\n");
   if (to === stdout) stdout.parted = false;
 }
@@ -465,42 +430,37 @@ function write(to: Stream, text: string): void {
 }
 
 /**
- * The line that shows, on a terminal, what the client waits for and for how
- * long (`⠋ waiting for mm … 3 s`). It leaves the cursor at its start, so that
- * a line mm writes to the shared stderr covers it, and is erased before
- * anything else is printed. Never drawn in a file or a pipe.
+ * On a terminal, one line on stderr shows what the client waits for and for
+ * how long (`⠋ waiting for mm … 3 s`). It leaves the cursor at its start, so
+ * that a line mm writes to the shared stderr covers it, and it is erased
+ * before anything else is printed. Never drawn in a file or a pipe.
  */
-const progress = {
-  label: undefined as string | undefined,
-  since: 0,
-  drawn: false,
-  timer: undefined as Timer | undefined,
-  /** Starts showing `waiting for <label>`, or stops with `undefined`. */
-  waitFor(label: string | undefined): void {
-    if (label === this.label) return;
-    [this.label, this.since] = [label, Date.now()];
-    if (label === undefined) {
-      this.erase();
-      clearInterval(this.timer);
-      this.timer = undefined;
-    } else if (stderr.terminal && !this.timer) {
-      this.timer = setInterval(() => this.draw(), 100);
-      Deno.unrefTimer(Number(this.timer));
-      this.draw();
-    }
-  },
-  draw(): void {
-    if (stdout.open && stdout.terminal) return; // an answer's line is on screen
-    const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
-    const seconds = Math.floor((Date.now() - this.since) / 1000);
-    write(stderr, `\r\x1b[K${spinner} waiting for ${this.label} … ${seconds} s\r`);
-    this.drawn = true;
-  },
-  erase(): void {
-    if (this.drawn) write(stderr, "\r\x1b[K");
-    this.drawn = false;
-  },
-};
+let waiting: { label: string; since: number; drawn?: boolean } | undefined;
+let ticking = false;
+
+/** Starts showing `waiting for <label>`, or stops with `undefined`. */
+function waitFor(label?: string): void {
+  if (label === waiting?.label) return;
+  eraseProgress();
+  waiting = label === undefined ? undefined : { label, since: Date.now() };
+  if (!ticking && stderr.terminal) Deno.unrefTimer(Number(setInterval(drawProgress, 100)));
+  ticking ||= stderr.terminal;
+  drawProgress();
+}
+
+function drawProgress(): void {
+  if (!waiting || !stderr.terminal || (stdout.open && stdout.terminal)) return; // answer on screen
+  const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
+  const seconds = Math.floor((Date.now() - waiting.since) / 1000);
+  const label = showControls(waiting.label); // a tool's title is mm's text
+  write(stderr, `\r\x1b[K${spinner} waiting for ${label} … ${seconds} s\r`);
+  waiting.drawn = true;
+}
+
+function eraseProgress(): void {
+  if (waiting?.drawn) write(stderr, "\r\x1b[K");
+  if (waiting) waiting.drawn = false;
+}
 
 // ─── 4. Framing ──────────────────────────────────────────────────────────────
 
@@ -625,17 +585,14 @@ export function parseFrame(line: string): Frame {
 // ─── 5. The connection ───────────────────────────────────────────────────────
 
 /** A JSON-RPC error, to answer a request with, or received as an answer. */
-export class RpcError extends Error {
-  /** Builds the error. */
+class RpcError extends Error {
   constructor(readonly code: number, message: string) {
     super(message);
   }
 }
 
-/** How many bad frames are logged (and answered) before they are only counted. */
-const BAD_FRAMES_SHOWN = 10;
-/** After this many bad frames in a row, mm is not speaking JSON-RPC: the connection is dropped. */
-const BAD_FRAMES_IN_A_ROW = 1000;
+/** The first bad frames are logged and answered; 1,000 in a row: mm is not talking JSON-RPC. */
+const [BAD_FRAMES_SHOWN, BAD_FRAMES_IN_A_ROW] = [10, 1000];
 /** Reading from mm pauses while more than this many characters of answers wait to be written. */
 const MAX_UNWRITTEN = 1024 * 1024;
 
@@ -647,24 +604,14 @@ interface Handlers {
 }
 
 /**
- * JSON-RPC over mm's pipes. `request` rejects with an {@linkcode RpcError};
- * `close` ends mm's stdin after the queued frames; `reading` settles when mm's
- * stdout has ended and every line was handled.
- */
-interface Connection {
-  request(method: string, params: unknown): Promise<unknown>;
-  notify(method: string, params: unknown): void;
-  close(): Promise<void>;
-  reading: Promise<void>;
-  unlogged(): number;
-}
-
-/**
- * Connects to mm's pipes. Frames queued in one tick go out in one write,
+ * JSON-RPC over mm's pipes. Frames queued in one tick go out in one write,
  * whole and in order; reading pauses while answers pile up unwritten, so
- * memory stays bounded when mm stops reading its stdin.
+ * memory stays bounded when mm stops reading its stdin. `request` rejects
+ * with an {@linkcode RpcError}; `close` ends mm's stdin after the queued
+ * frames; `reading` settles when mm's stdout has ended and every line was
+ * handled.
  */
-function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): Connection {
+function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers) {
   const writer = child.stdin.getWriter();
   const pending = new Map<RpcId, { resolve(r: unknown): void; reject(e: RpcError): void }>();
   let [queued, unwritten, writing, nextId] = [[] as string[], 0, Promise.resolve(), 0];
@@ -676,12 +623,11 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
     queued.push(line, "\n");
     unwritten += line.length + 1;
     if (queued.length > 2) return; // a write of this tick is scheduled already
-    writing = writing.then(() => {
+    writing = writing.then(async () => {
       const text = queued.join("");
       queued = [];
-      return writer.write(new TextEncoder().encode(text)).then(() =>
-        void (unwritten -= text.length)
-      );
+      await writer.write(new TextEncoder().encode(text));
+      unwritten -= text.length;
     }).catch(async (error) => {
       // An mm that exited is reported as such by the run; anything else is reported here.
       const exited = await Promise.race([child.status, delay(EXIT_GRACE_MS)]);
@@ -696,26 +642,18 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
     if (frame.kind === "bad") return badLine(line, frame.reply);
     bad.inARow = 0;
     if (frame.kind === "notification") return handlers.notification(frame.method, frame.params);
+    const { id } = frame;
     if (frame.kind === "request") {
       try {
-        send({
-          jsonrpc: "2.0",
-          id: frame.id,
-          result: handlers.request(frame.method, frame.params),
-        });
-      } catch (error) {
-        const { code, message } = error instanceof RpcError
-          ? error
-          : { code: -32603, message: `Internal error: ${errorText(error)}` };
-        send({ jsonrpc: "2.0", id: frame.id, error: { code, message } });
+        return send({ jsonrpc: "2.0", id, result: handlers.request(frame.method, frame.params) });
+      } catch (error) { // answerRequest() throws RpcErrors only
+        const { code, message } = error as RpcError;
+        return send({ jsonrpc: "2.0", id, error: { code, message } });
       }
-      return;
     }
-    const waiting = pending.get(frame.id);
-    if (!waiting) {
-      return log(`answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`);
-    }
-    pending.delete(frame.id);
+    const waiting = pending.get(id);
+    if (!waiting) return log(`answer to no pending request (id ${JSON.stringify(id)}) ignored`);
+    pending.delete(id);
     if (!frame.error) return waiting.resolve(frame.result);
     const { code, message } = frame.error;
     waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
@@ -749,13 +687,13 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers): 
   });
 
   return {
-    request: (method, params) =>
-      new Promise((resolve, reject) => {
+    request: (method: string, params: unknown) =>
+      new Promise<unknown>((resolve, reject) => {
         const id = nextId++;
         pending.set(id, { resolve, reject });
         send({ jsonrpc: "2.0", id, method, params });
       }),
-    notify: (method, params) => send({ jsonrpc: "2.0", method, params }),
+    notify: (method: string, params: unknown) => send({ jsonrpc: "2.0", method, params }),
     close: () => writing.then(() => writer.close()).catch(() => {}),
     reading,
     unlogged: () => Math.max(0, bad.total - BAD_FRAMES_SHOWN),
@@ -779,8 +717,7 @@ export const DEFAULT_QUESTION =
 /** The usage text of `--help`. */
 export const USAGE = `usage: client.ts [options] [question | -]
 
-Lends mini-me (mm -acp) one tool, host_info, asks it a question and shows
-the conversation. "-" reads the question from stdin.
+Lends mini-me (mm -acp) one tool, host_info, asks it a question ("-": read from stdin).
 
 options:
   --request          discovery mode "request" (default agent file: agent-request.yaml)
@@ -840,13 +777,10 @@ export function parseCommandLine(argv: readonly string[]): Options {
   try {
     parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    const option = errorText(error).match(/'(?:-\w, )?(-[^' ]+)/)?.[1];
-    if (errorText(error).includes("does not take an argument")) {
-      throw usage(`${option} takes no value`);
-    }
-    if (field(error, "code") === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-      throw usage(`unknown option ${option}`);
-    }
+    const text = errorText(error);
+    const option = text.match(/'(?:-\w, )?(-[^' ]+)/)?.[1];
+    if (text.includes("does not take an argument")) throw usage(`${option} takes no value`);
+    if (text.startsWith("Unknown option")) throw usage(`unknown option ${option}`);
     throw usage(`${option} needs a value`);
   }
   const { values, positionals } = parsed;
@@ -862,14 +796,6 @@ export function parseCommandLine(argv: readonly string[]): Options {
     throw usage("- reads the question from stdin, which --interactive reads too");
   }
   return { ...values, question, seconds: Number(timeout) };
-}
-
-/** The part of an agent file the client checks. */
-export interface AgentConfig {
-  /** `acp.clientTools.enabled` (default `true`). */
-  enabled: boolean;
-  /** `acp.clientTools.discovery` (default `meta`). */
-  discovery: string;
 }
 
 /**
@@ -900,50 +826,35 @@ function readAgentFile(name: string, given: boolean): { path: string; config: Ag
     }
     if (document != null && !isObject(document)) throw problem("is not a YAML mapping of keys");
     const tools = field(field(document, "acp"), "clientTools");
-    const discovery = field(tools, "discovery");
-    const config = {
-      enabled: field(tools, "enabled") !== false,
-      discovery: typeof discovery === "string" ? discovery : "meta",
-    };
-    return { path, config };
+    const [enabled, discovery] = [field(tools, "enabled"), field(tools, "discovery")];
+    return { path, config: { enabled: enabled !== false, discovery: String(discovery ?? "meta") } };
   }
   const hint = given ? "" : " (run from the project folder or pass --agent)";
   throw new ClientError(`agent file not found: ${name}${hint}`, 2);
 }
 
+/** What the client reads in an agent file: `acp.clientTools.enabled` and `.discovery`. */
+export type AgentConfig = { enabled: boolean; discovery: string };
+
 /**
  * The warnings for an agent file that contradicts the run. The client goes
  * on anyway, so that mm's own reaction can be seen.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.deepEqual(agentFileWarnings("a.yaml", { enabled: false, discovery: "meta" }, false), [
- *   "warning: a.yaml sets acp.clientTools.enabled: false; mm will ignore host_info",
- * ]);
- * ```
  */
 export function agentFileWarnings(file: string, config: AgentConfig, request: boolean): string[] {
-  const prefix = `warning: ${file} sets acp.clientTools`;
-  if (!config.enabled) return [`${prefix}.enabled: false; mm will ignore host_info`];
-  if (config.discovery === "meta" && request) {
-    return [
-      `${prefix}.discovery: meta, but the client announces request; mm will not see host_info`,
-    ];
-  }
-  if (config.discovery === "request" && !request) {
-    const what = "mm will ask for the list, and the client answers it";
-    return [`${prefix}.discovery: request, but the client announces meta; ${what}`];
-  }
-  return [];
+  const sets = `warning: ${file} sets acp.clientTools`;
+  if (!config.enabled) return [`${sets}.enabled: false; mm will ignore host_info`];
+  const announced = request ? "request" : "meta";
+  if (config.discovery === announced || !["meta", "request"].includes(config.discovery)) return [];
+  const then = request
+    ? "mm will not see host_info"
+    : "mm will ask for the list, and the client answers it";
+  return [`${sets}.discovery: ${config.discovery}, but the client announces ${announced}; ${then}`];
 }
 
 // ─── 7. The run ──────────────────────────────────────────────────────────────
 
-/** How long mm gets to exit after its stdin is closed. */
-const EXIT_GRACE_MS = 2000;
-/** How long mm gets to answer the prompt after `session/cancel`. */
-const CANCEL_GRACE_MS = 5000;
+/** How long mm gets to exit once its stdin is closed, and to end a turn after `session/cancel`. */
+const [EXIT_GRACE_MS, CANCEL_GRACE_MS] = [2000, 5000];
 /** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
 const SAME_KEYPRESS_MS = 300;
 /** The longest delay a timer takes (about 24.8 days); a longer timeout never fires. */
@@ -952,12 +863,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * The `initialize` params: the tool list in `meta` mode, `true` ("ask me for
  * it") in `request` mode (acp-client-tools.md, "Découverte").
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.deepEqual(initializeParams(true).clientCapabilities._meta, { "org.mini-me/tools": true });
- * ```
  */
 export function initializeParams(
   request: boolean,
@@ -991,7 +896,7 @@ interface Run {
   waitingFor?: string;
   sessionId?: string;
   cancelledBy?: number;
-  cancelTimer?: Timer;
+  cancelTimer?: ReturnType<typeof setTimeout>;
   lastSignal?: number;
   replaying?: boolean;
   titles: Map<string, string>;
@@ -1028,12 +933,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (code === 0) log(`continue with: --resume ${run.sessionId}`);
   } catch (error) {
     code = error instanceof ClientError ? error.exitCode : 1;
-    if (!(error instanceof ClientError) || error.message) {
-      printLine(stderr, `error: ${errorText(error)}`);
-    }
+    if (errorText(error)) printLine(stderr, `error: ${errorText(error)}`);
     if (error instanceof ClientError && error.usage) printLine(stderr, USAGE);
   }
-  progress.waitFor(undefined);
+  waitFor(undefined);
   if (run) await endMm(run, graceful);
   const unlogged = run?.connection.unlogged();
   if (unlogged) printLine(stderr, `[client] ${unlogged} more bad frames from mm were not logged`);
@@ -1052,7 +955,10 @@ function startRun(options: Options, agentFile: string): Run {
     notification: (method, params) => {
       if (method !== "session/update") return; // other notifications are not for the user
       showUpdate(field(params, "update"), run);
-      progress.waitFor(waitLabel(run));
+      const [tool] = run.running; // what the progress line waits for: a running tool, or the model
+      if (run.waitingFor === "the turn ended") {
+        waitFor(tool ? run.titles.get(tool) ?? tool : "the model");
+      }
     },
     fail,
   });
@@ -1108,16 +1014,15 @@ function startMm(mm: string, agentFile: string, defaultMm: boolean): Deno.ChildP
 /** The whole conversation: `initialize`, a session, then one turn per question. */
 async function converse(run: Run): Promise<number> {
   const { options } = run;
-  progress.waitFor("mm");
+  waitFor("mm");
   const params = initializeParams(!!options.request);
   const init = await ask(run, "initialize", params, options.seconds);
-  const version = field(init, "protocolVersion");
-  if (version !== 1) {
-    const speaks = `speaks ACP protocol version ${JSON.stringify(version)}`;
-    throw new ClientError(`mm ${speaks}; this client speaks 1`);
+  const version = JSON.stringify(field(init, "protocolVersion"));
+  if (version !== "1") {
+    throw new ClientError(`mm speaks ACP protocol version ${version}; this client speaks 1`);
   }
   await openSession(run, field(init, "agentCapabilities"));
-  progress.waitFor(undefined); // the session is open: until a question, nothing to wait for
+  waitFor(undefined); // the session is open: until a question, nothing to wait for
   if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
   const questions = readQuestions();
   for (let question = options.question;; question = undefined) {
@@ -1143,12 +1048,9 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
     const session = await ask(run, "session/new", params, options.seconds);
     run.sessionId = String(field(session, "sessionId"));
   } else {
-    const method = field(field(capabilities, "sessionCapabilities"), "resume") != null
-      ? "session/resume"
-      : field(capabilities, "loadSession") === true
-      ? "session/load"
-      : undefined;
-    if (!method) {
+    const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
+    const method = resumes ? "session/resume" : "session/load";
+    if (!resumes && field(capabilities, "loadSession") !== true) {
       throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
     }
     [run.sessionId, run.replaying] = [options.resume, method === "session/load"];
@@ -1163,11 +1065,11 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
 async function turn(run: Run, question: string): Promise<number> {
   if (!quiet) printLine(stdout, `❓ ${question}`);
   run.waitingFor = "the turn ended";
-  progress.waitFor("the model");
+  waitFor("the model");
   const prompt = [{ type: "text", text: question }];
   const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt });
   clearTimeout(run.cancelTimer);
-  progress.waitFor(undefined);
+  waitFor(undefined);
   run.waitingFor = "the next question";
   const stopReason = String(field(answer, "stopReason"));
   if (!quiet) printLine(stdout, `[${stopReason}]`);
@@ -1187,29 +1089,19 @@ async function* readQuestions(): AsyncGenerator<string> {
 }
 
 /** The next question of `--interactive`, after a prompt when stdin is a terminal. */
-async function nextQuestion(
-  run: Run,
-  questions: AsyncGenerator<string>,
-): Promise<string | undefined> {
+async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
   const atTerminal = Deno.stdin.isTerminal();
   if (atTerminal) print(stderr, "> ");
-  const next = await Promise.race([questions.next(), run.failed]);
+  const next = await Promise.race([lines.next(), run.failed]);
   stderr.open = false; // the person's Enter ended the prompt's line
   if (next.done && atTerminal) print(stderr, "\n"); // Ctrl-D did not
   return next.done ? undefined : next.value;
 }
 
-/** What the progress line says the client waits for during a turn. */
-function waitLabel(run: Run): string | undefined {
-  if (run.waitingFor !== "the turn ended") return progress.label;
-  const [tool] = run.running;
-  return tool === undefined ? "the model" : run.titles.get(tool) ?? tool;
-}
-
 /** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
 async function ask(run: Run, method: string, params: object, seconds?: number): Promise<unknown> {
   if (run.waitingFor !== "the turn ended") run.waitingFor = `answering ${method}`;
-  let timer: Timer | undefined;
+  let timer; // of the timeout
   const timeout = new Promise<never>((_, reject) => {
     if (seconds === undefined || seconds * 1000 > MAX_TIMER_MS) return;
     const error = new ClientError(`mm did not answer ${method} within ${seconds} s`);
@@ -1235,9 +1127,7 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
   if (now - (run.lastSignal ?? -Infinity) < SAME_KEYPRESS_MS) return; // one keypress, twice
   run.lastSignal = now;
   const code = signal === "SIGINT" ? 130 : 143;
-  const kill = (
-    exitCode: number,
-  ) => (killGroup(run.child), run.fail(new ClientError("", exitCode)));
+  const kill = (exit: number) => (killGroup(run.child), run.fail(new ClientError("", exit)));
   if (run.waitingFor !== "the turn ended") return kill(code);
   if (run.cancelledBy !== undefined) {
     log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
@@ -1246,10 +1136,8 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
   run.cancelledBy = code;
   log("cancelling…");
   run.connection.notify("session/cancel", { sessionId: run.sessionId });
-  run.cancelTimer = setTimeout(() => {
-    log("mm did not answer the cancellation in time; killing it");
-    kill(code);
-  }, CANCEL_GRACE_MS);
+  const late = () => (log("mm did not answer the cancellation in time; killing it"), kill(code));
+  run.cancelTimer = setTimeout(late, CANCEL_GRACE_MS);
 }
 
 /**
@@ -1266,6 +1154,8 @@ async function endMm(run: Run, graceful: boolean): Promise<void> {
   }
   killGroup(run.child);
 }
+
+type Connection = ReturnType<typeof connect>;
 
 function killGroup(child: Deno.ChildProcess): void {
   try {
@@ -1299,8 +1189,6 @@ function granted(descriptor: Deno.PermissionDescriptor): boolean {
 function readEnv(name: string): string | undefined {
   return granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined;
 }
-
-type Timer = ReturnType<typeof setTimeout>;
 
 function delay(ms: number): Promise<undefined> {
   return new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
