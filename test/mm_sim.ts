@@ -936,9 +936,8 @@ async function main(args: string[]): Promise<number> {
     return 1;
   }
   for (const line of config.warnings) log(line);
-  // `seed` and `default` name the batch order too (the name some notes use).
-  const model = Deno.env.get("MM_SIM_MODEL");
-  const style = model === "seed" || model === "default"
+  // `default` names the batch order too.
+  const style = Deno.env.get("MM_SIM_MODEL") === "default"
     ? "batch"
     : knob<ModelStyle>("MM_SIM_MODEL", ["batch", "stepwise"]);
   const agent = mmAgent(config, style, knob("MM_SIM_STOP_REASON", STOP_REASONS));
