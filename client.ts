@@ -104,10 +104,9 @@ export function isOfferedToolTitle(title: unknown): boolean {
 }
 
 /** The answer to `session/request_permission`. */
-export type PermissionOutcome = { outcome: "cancelled" } | {
-  outcome: "selected";
-  optionId: string;
-};
+export type PermissionOutcome =
+  | { outcome: "cancelled" }
+  | { outcome: "selected"; optionId: string };
 
 /**
  * Picks among the options mm offered: `allow_once`, else `allow_always` to
@@ -273,38 +272,38 @@ export function describeUptime(seconds: number, now: Date): string {
  * conversation; stderr is diagnostics: `[client]` lines, mm's own log (it
  * inherits stderr), the trace, and with `--verbose` thoughts, plans, usage.
  */
-function showUpdate(update: unknown, view: Run): void {
+function showUpdate(update: unknown, run: Run): void {
   const kind = field(update, "sessionUpdate");
-  const to = view.replaying ? stderr : stdout;
-  const style = view.replaying ? DIM : undefined;
+  const to = run.replaying ? stderr : stdout;
+  const style = run.replaying ? DIM : undefined;
   // --quiet shows the answer alone; a replay, not at all.
-  const shown = !quiet || (!view.replaying && kind === "agent_message_chunk");
+  const shown = !quiet || (!run.replaying && kind === "agent_message_chunk");
   const id = String(field(update, "toolCallId") ?? "");
   const title = field(update, "title");
-  if (typeof title === "string") view.titles.set(id, title);
+  if (typeof title === "string") run.titles.set(id, title);
   const content = field(update, "content");
   switch (kind) {
     case "agent_message_chunk":
       return shown ? showChunk(to, content, style) : undefined;
     case "user_message_chunk":
-      if (view.replaying && shown) printLine(stderr, `❓ ${blockText(content)}`, DIM);
+      if (run.replaying && shown) printLine(stderr, `❓ ${blockText(content)}`, DIM);
       return;
     case "tool_call":
-      view.running.add(id);
-      if (shown) printLine(to, `🛠️ ${view.titles.get(id) ?? id}`, style);
+      run.running.add(id);
+      if (shown) printLine(to, `🛠️ ${run.titles.get(id) ?? id}`, style);
       return shown ? showToolContent(to, content, style) : undefined;
     case "tool_call_update": {
       const status = field(update, "status");
-      if (status === "completed" || status === "failed") view.running.delete(id);
+      if (status === "completed" || status === "failed") run.running.delete(id);
       if (!shown) return;
-      if (status === "failed") printLine(to, `✖ ${view.titles.get(id) ?? id} failed`, style ?? RED);
+      if (status === "failed") printLine(to, `✖ ${run.titles.get(id) ?? id} failed`, style ?? RED);
       return showToolContent(to, content, style);
     }
     case "agent_thought_chunk":
-      return view.options.verbose ? showChunk(stderr, content, DIM) : undefined;
+      return run.options.verbose ? showChunk(stderr, content, DIM) : undefined;
     case "plan": {
       const entries = field(update, "entries");
-      if (!view.options.verbose || !Array.isArray(entries)) return;
+      if (!run.options.verbose || !Array.isArray(entries)) return;
       printLine(stderr, "plan:", DIM);
       for (const e of entries) {
         printLine(stderr, `  [${field(e, "status")}] ${field(e, "content")}`, DIM);
@@ -312,7 +311,7 @@ function showUpdate(update: unknown, view: Run): void {
       return;
     }
     case "usage_update": {
-      if (!view.options.verbose || !isObject(update)) return;
+      if (!run.options.verbose || !isObject(update)) return;
       const { used, size, cost } = update;
       const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
       return printLine(stderr, `usage: ${used} of ${size} tokens${paid}`, DIM);
