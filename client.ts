@@ -332,8 +332,7 @@ function showToolContent(to: Stream, content: unknown, style?: number): void {
 
 /** Streams a message chunk as it comes, with no newline added; another block on its own line. */
 function showChunk(to: Stream, block: unknown, style?: number): void {
-  if (field(block, "type") === "text") print(to, blockText(block), style);
-  else printLine(to, blockText(block), style);
+  (field(block, "type") === "text" ? print : printLine)(to, blockText(block), style);
 }
 
 /** A content block as text: its text, or `[<type>]` for any other kind. */
@@ -929,13 +928,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     run = startRun(options, path);
     code = await converse(run);
     graceful = true;
-    if (code === 0) log(`continue with: --resume ${run.sessionId}`);
   } catch (error) {
     code = error instanceof ClientError ? error.exitCode : 1;
+    if (stderr.open) print(stderr, "\n"); // Ctrl-C at the prompt: end its line
     if (errorText(error)) printLine(stderr, `error: ${errorText(error)}`);
     if (error instanceof ClientError && error.usage) printLine(stderr, USAGE);
   }
   waitFor(undefined);
+  // After a conversation that ended, or was left at the -i prompt, say how to come back to it.
+  if (code === 0 || (code === 130 && run?.waitingFor === "the next question")) {
+    log(`continue with: --resume ${run?.sessionId}`);
+  }
   if (run) await endMm(run, graceful);
   const unlogged = run?.connection.unlogged();
   if (unlogged) printLine(stderr, `[client] ${unlogged} more bad frames from mm were not logged`);
@@ -1077,24 +1080,24 @@ async function turn(run: Run, question: string): Promise<number> {
   return stopReason === "cancelled" ? 130 : stopReason === "refusal" ? 1 : 0;
 }
 
-/** The questions of `--interactive`, one per line of stdin, blank lines skipped. */
+/** The lines of stdin, for `--interactive`. */
 async function* readQuestions(): AsyncGenerator<string> {
   const reader = new LineReader();
-  for await (const chunk of Deno.stdin.readable) {
-    for (const line of reader.push(chunk)) if (line.trim()) yield line.trim();
-  }
-  const last = reader.flush()?.trim();
-  if (last) yield last;
+  for await (const chunk of Deno.stdin.readable) yield* reader.push(chunk);
+  const last = reader.flush();
+  if (last !== undefined) yield last;
 }
 
-/** The next question of `--interactive`, after a prompt when stdin is a terminal. */
+/** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
 async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
   const atTerminal = Deno.stdin.isTerminal();
-  if (atTerminal) print(stderr, "> ");
-  const next = await Promise.race([lines.next(), run.failed]);
-  stderr.open = false; // the person's Enter ended the prompt's line
-  if (next.done && atTerminal) print(stderr, "\n"); // Ctrl-D did not
-  return next.done ? undefined : next.value;
+  for (;;) {
+    if (atTerminal) print(stderr, "> ");
+    const next = await Promise.race([lines.next(), run.failed]);
+    stderr.open = false; // the person's Enter ended the prompt's line
+    if (next.done && atTerminal) print(stderr, "\n"); // Ctrl-D did not
+    if (next.done || next.value.trim()) return next.value?.trim();
+  }
 }
 
 /** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */

@@ -7,6 +7,7 @@
  */
 
 import { checkSentFrames } from "./_schema.ts";
+import "./_scratch.ts";
 
 /** The project folder. */
 export const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");

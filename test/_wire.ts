@@ -9,6 +9,7 @@
  */
 
 import type * as acp from "@agentclientprotocol/sdk";
+import "./_scratch.ts";
 
 /** The text of a tool call's content list (text blocks only, joined). */
 export function contentText(content: acp.ToolCallContent[] | null | undefined): string {

@@ -124,3 +124,39 @@ Deno.test({
     assert.ok(!afterPrompt.includes("waiting for"), JSON.stringify(afterPrompt));
   },
 });
+
+Deno.test({
+  name:
+    "-i at a terminal: a blank line asks again, and Ctrl-C at the prompt ends its line and says how to come back",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(
+      clientCommand(["--mm", `${ROOT}/test/mm-sim`, "-i", "How much RAM?"]),
+    );
+    await terminal.waitFor("> ");
+    const prompts = () => terminal.screen().split("> ").length - 1;
+    await terminal.type("\r");
+    await terminal.waitFor(/> [^]*> /);
+    assert.equal(prompts(), 2);
+    await terminal.type("\x03");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 130, screen);
+    assert.match(
+      screen,
+      /> \^C\r\n\[client\] continue with: --resume \d{8}-\d{6}-[0-9a-f]{8}\r\n$/,
+    );
+  },
+});
+
+Deno.test({
+  name: "-q -i at a terminal: Ctrl-C at the prompt still ends the prompt's line",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", `${ROOT}/test/mm-sim`, "-q", "-i", "RAM?"]));
+    await terminal.waitFor("> ");
+    await terminal.type("\x03");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 130, screen);
+    assert.ok(screen.endsWith("> ^C\r\n"), JSON.stringify(screen));
+  },
+});
