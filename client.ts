@@ -936,9 +936,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   waitFor(undefined);
   // After a conversation that ended, or was left at the -i prompt, say how to come back to it.
-  if (code === 0 || (code === 130 && run?.waitingFor === "the next question")) {
-    log(`continue with: --resume ${run?.sessionId}`);
-  }
+  const atPrompt = run?.options.interactive && run.waitingFor === "the next question";
+  if (code === 0 || (code === 130 && atPrompt)) log(`continue with: --resume ${run?.sessionId}`);
   if (run) await endMm(run, graceful);
   const unlogged = run?.connection.unlogged();
   if (unlogged) printLine(stderr, `[client] ${unlogged} more bad frames from mm were not logged`);

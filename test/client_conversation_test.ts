@@ -351,7 +351,7 @@ Deno.test("- with an empty stdin asks the default question", async () => {
 });
 
 Deno.test("without - or -i stdin is never read: an open pipe that never closes does not hold the run", async () => {
-  const client = startClient({ args: ["How much memory?"], stdin: "open", deadlineMs: 15_000 });
+  const client = startClient({ args: ["How much memory?"], stdin: "open", deadlineMs: 8_000 });
   try {
     const run = await client.done();
     assert.equal(run.code, 0, run.stderr);

@@ -84,6 +84,12 @@ Deno.test("a turn ending in refusal exits 1, and one cancelled unasked exits 130
   const cancelled = await runRogue("cancelled-unasked");
   assert.equal(cancelled.code, 130);
   assert.equal(cancelled.out.at(-1), "[cancelled]");
+  for (const run of [refusal, cancelled]) {
+    assert.ok(
+      !run.stderr.includes("continue with"),
+      "only a run that ended well says how to go on",
+    );
+  }
 });
 
 for (const stopReason of ["end_turn", "max_tokens", "max_turn_requests"]) {
@@ -107,6 +113,7 @@ Deno.test("fs, terminal and unknown extension requests get Method not found with
     'answer {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}',
     'answer {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}}',
     'answer {"jsonrpc":"2.0","id":"three","error":{"code":-32601,"message":"Method not found"}}',
+    'answer {"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found"}}',
   ]);
   assert.equal(run.out.at(-1), "[end_turn]");
 });

@@ -83,6 +83,10 @@ Deno.test("a line longer than the limit is refused, whatever the chunking", () =
     [...reader.push(new TextEncoder().encode("abcdefgh"))], LineTooLongError);
 });
 
+Deno.test("a reader's default line limit is 32 MiB, as in the official SDK", () => {
+  assert.equal(new LineReader().limit, 32 * 1024 * 1024);
+});
+
 Deno.test("parseFrame classifies requests, notifications and responses", () => {
   assert.deepEqual(parseFrame('{"jsonrpc":"2.0","id":3,"method":"m","params":{"a":1}}'), {
     kind: "request",

@@ -132,7 +132,8 @@ const scenarios: Record<string, () => Promise<void>> = {
     await next(() => false);
   },
   async "version-2"() {
-    await handshake({ initialize: { result: { protocolVersion: 2 } } });
+    // A client that went on anyway would end this turn at once: exit 0, not a hang.
+    await endTurn(await handshake({ initialize: { result: { protocolVersion: 2 } } }));
   },
   async "silent-session"() {
     await handshake({ session: "silent" });
@@ -159,12 +160,16 @@ const scenarios: Record<string, () => Promise<void>> = {
     });
     await send({ id: 2, method: "terminal/create", params: { sessionId: SESSION, command: "ls" } });
     await send({ id: "three", method: "_com.example/unknown", params: {} });
+    // $/cancel_request is a notification; sent as a request it is a method like any other.
+    await send({ id: 4, method: "$/cancel_request", params: { requestId: 1 } });
     await send({ method: "_com.example/some_notification", params: { x: 1 } });
     await send({
       method: "session/update",
       params: { sessionId: SESSION, update: { sessionUpdate: "from_the_future" } },
     });
-    for (const id of [1, 2, "three"]) report(`answer ${JSON.stringify(await next(answerTo(id)))}`);
+    for (const id of [1, 2, "three", 4]) {
+      report(`answer ${JSON.stringify(await next(answerTo(id)))}`);
+    }
     await endTurn(prompt);
   },
   async "bad-frames"() {
