@@ -180,6 +180,8 @@ const SYS_NAMES: Record<Topic, Deno.SysPermissionDescriptor["kind"][]> = {
   uptime: ["osUptime"],
 };
 
+const SYS_GRANTED: Record<string, boolean> = {};
+
 /** Reads one topic from the machine, with Deno's own APIs where it has them. */
 const READ_TOPIC: Record<Topic, () => string> = {
   os: () => {
@@ -213,23 +215,22 @@ const READ_TOPIC: Record<Topic, () => string> = {
  * ```
  */
 export function hostInfo(topic: unknown): ToolResult {
-  const failed = (text: string): ToolResult => ({
-    content: [{ type: "text", text }],
-    isError: true,
-  });
+  const fail = (text: string): ToolResult => ({ content: [{ type: "text", text }], isError: true });
   const choices = `use one of: ${TOPICS.join(", ")}`;
-  if (typeof topic !== "string") return failed(`missing parameter "topic"; ${choices}`);
+  if (typeof topic !== "string") return fail(`missing parameter "topic"; ${choices}`);
   if (!Object.hasOwn(SYS_NAMES, topic)) {
-    return failed(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
+    return fail(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
   }
   const names = SYS_NAMES[topic as Topic];
-  if (!names.every((kind) => granted({ name: "sys", kind }))) {
-    return failed(`host_info needs --allow-sys=${names.join(",")} to report ${topic}`);
+  // A run's permissions do not change (the client never asks for more): check once per topic.
+  SYS_GRANTED[topic] ??= names.every((kind) => granted({ name: "sys", kind }));
+  if (!SYS_GRANTED[topic]) {
+    return fail(`host_info needs --allow-sys=${names.join(",")} to report ${topic}`);
   }
   try {
     return { content: [{ type: "text", text: READ_TOPIC[topic as Topic]() }] };
   } catch (error) {
-    return failed(`host_info could not read ${topic}: ${errorText(error)}`);
+    return fail(`host_info could not read ${topic}: ${errorText(error)}`);
   }
 }
 
@@ -343,6 +344,7 @@ function blockText(block: unknown): string {
 }
 
 const [DIM, RED] = [2, 31]; // ANSI styles
+const encoder = new TextEncoder();
 
 /**
  * An output stream. `open`: its last line is not ended. `gone`: its reader
@@ -417,7 +419,7 @@ export function showControls(text: string): string {
 }
 
 function write(to: Stream, text: string): void {
-  const bytes = new TextEncoder().encode(text);
+  const bytes = encoder.encode(text);
   try {
     for (let n = 0; n < bytes.length;) n += to.file.writeSync(bytes.subarray(n));
   } catch (error) {
@@ -624,7 +626,7 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers) {
     writing = writing.then(async () => {
       const text = queued.join("");
       queued = [];
-      await writer.write(new TextEncoder().encode(text));
+      await writer.write(encoder.encode(text));
       unwritten -= text.length;
     }).catch(async (error) => {
       // An mm that exited is reported as such by the run; anything else is reported here.
