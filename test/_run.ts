@@ -245,3 +245,25 @@ export function sessionOf(log: string[]): string {
   if (!id) throw new Error(`no discovery line in:\n${log.join("\n")}`);
   return id;
 }
+
+/** Asserts that `lines` contains `wanted` in this order (others may sit between). */
+export function assertInOrder(lines: string[], wanted: (string | RegExp)[]): void {
+  let at = 0;
+  for (const want of wanted) {
+    const found = lines.findIndex((line, i) =>
+      i >= at && (typeof want === "string" ? line === want : want.test(line))
+    );
+    if (found < 0) throw new Error(`missing ${want} (after line ${at}) in:\n${lines.join("\n")}`);
+    at = found + 1;
+  }
+}
+
+/** A run against the misbehaving peer (`test/rogue-mm`) playing `scenario`. */
+export function rogue(scenario: string, run: ClientRun = {}): ClientRun {
+  return {
+    ...run,
+    noMm: true,
+    args: ["--mm", `${ROOT}/test/rogue-mm`, ...(run.args ?? [])],
+    env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: tempFile("pid", ""), ...run.env },
+  };
+}

@@ -15,6 +15,7 @@ import {
   alive,
   type ClientResult,
   type ClientRun,
+  rogue,
   ROOT,
   runClient,
   START_PERMISSIONS,
@@ -35,15 +36,6 @@ const PATH_WITHOUT_MM = `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bi
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
-
-function rogue(scenario: string, run: ClientRun = {}): ClientRun {
-  return {
-    ...run,
-    noMm: true,
-    args: ["--mm", ROGUE, ...(run.args ?? [])],
-    env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: tempFile("pid", ""), ...run.env },
-  };
-}
 
 /** The first process id written in a pid file. */
 function pidIn(file: string): number {

@@ -9,7 +9,15 @@
 import assert from "node:assert/strict";
 import { Ajv2020 } from "ajv/2020";
 import schema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
-import { type ClientResult, type ClientRun, ROOT, runClient, startClient, within } from "./_run.ts";
+import {
+  assertInOrder,
+  type ClientResult,
+  type ClientRun,
+  ROOT,
+  runClient,
+  startClient,
+  within,
+} from "./_run.ts";
 import { checkSentFrames } from "./_schema.ts";
 import { clientCommand, hasScript, inTerminal } from "./_pty.ts";
 import { ANSWER_START, EARLIER_ANSWER, EARLIER_QUESTION, KNOWN_SESSION } from "./_resume_peer.ts";
@@ -29,18 +37,6 @@ const PEER = `${ROOT}/test/resume-peer`;
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for the model … \d+ s/;
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
-
-/** Asserts that `lines` contains `wanted` in this order (others may sit between). */
-function assertInOrder(lines: string[], wanted: (string | RegExp)[]): void {
-  let at = 0;
-  for (const want of wanted) {
-    const found = lines.findIndex((line, i) =>
-      i >= at && (typeof want === "string" ? line === want : want.test(line))
-    );
-    assert.ok(found >= 0, `missing ${want} (after line ${at}) in:\n${lines.join("\n")}`);
-    at = found + 1;
-  }
-}
 
 /** The frames the client sent, from its `--trace` lines. */
 function sent(stderr: string): { method?: string; params?: Record<string, unknown> }[] {

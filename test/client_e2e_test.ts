@@ -5,23 +5,20 @@
 
 import assert from "node:assert/strict";
 import { hostInfo } from "../client.ts";
-import { agentFileWith, alive, ROOT, runClient, sessionOf, startClient, tempFile } from "./_run.ts";
+import {
+  agentFileWith,
+  alive,
+  assertInOrder,
+  ROOT,
+  runClient,
+  sessionOf,
+  startClient,
+  tempFile,
+} from "./_run.ts";
 
 const OS_TEXT = hostInfo("os").content[0].text;
 const MEMORY_LINE = /^│ \d+\.\d GiB free of \d+\.\d GiB$/;
 const TOOL_ERROR = (text: string) => `│ [client tool error: ${text}]`;
-
-/** Asserts that `lines` contains `wanted` in this order (others may sit between). */
-function assertInOrder(lines: string[], wanted: (string | RegExp)[]): void {
-  let at = 0;
-  for (const want of wanted) {
-    const found = lines.findIndex((line, i) =>
-      i >= at && (typeof want === "string" ? line === want : want.test(line))
-    );
-    assert.ok(found >= 0, `missing ${want} (after line ${at}) in:\n${lines.join("\n")}`);
-    at = found + 1;
-  }
-}
 
 Deno.test("meta mode: mm sees client_host_info and the model's two calls are answered", async () => {
   const run = await runClient();

@@ -10,22 +10,12 @@ import {
   alive,
   type ClientResult,
   type ClientRun,
+  rogue,
   ROOT,
   runClient,
   startClient,
   tempFile,
 } from "./_run.ts";
-
-const ROGUE = `${ROOT}/test/rogue-mm`;
-
-function rogue(scenario: string, run: ClientRun = {}): ClientRun {
-  return {
-    ...run,
-    noMm: true,
-    args: ["--mm", ROGUE, ...(run.args ?? [])],
-    env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: tempFile("pid", ""), ...run.env },
-  };
-}
 
 /**
  * Runs the client against the rogue peer and checks, whatever the path out,
