@@ -11,7 +11,6 @@ import {
   type ClientResult,
   type ClientRun,
   rogue,
-  ROOT,
   runClient,
   startClient,
   tempFile,
