@@ -130,3 +130,31 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
     },
   };
 }
+
+const ESC = String.fromCharCode(0x1b);
+/** One thing a terminal obeys or shows: an erase in line, another sequence, a character. */
+const TERMINAL_TOKEN = new RegExp(`${ESC}\\[([012]?)K|${ESC}\\[[0-9;?]*[A-Za-z]|[^]`, "gu");
+
+/** What a terminal shows once its control sequences are obeyed, line by line. */
+export function visibleLines(screen: string): string[] {
+  const lines: string[] = [];
+  let line: string[] = [];
+  let column = 0;
+  for (const [token, erase] of screen.matchAll(TERMINAL_TOKEN)) { // colours are skipped too
+    if (token === "\n") {
+      lines.push(line.join("").trimEnd());
+      line = [];
+      column = 0;
+    } else if (token === "\r") column = 0;
+    else if (erase !== undefined) {
+      if (erase === "" || erase === "0") line.length = Math.min(line.length, column);
+      else if (erase === "1") line.fill(" ", 0, column + 1);
+      else line = Array(column).fill(" ");
+    } else if (!token.startsWith(ESC)) {
+      while (line.length < column) line.push(" ");
+      line[column++] = token;
+    }
+  }
+  lines.push(line.join("").trimEnd());
+  return lines;
+}

@@ -10,6 +10,7 @@
 
 import type * as acp from "@agentclientprotocol/sdk";
 import "./_scratch.ts";
+import { within } from "./_run.ts";
 
 /** The text of a tool call's content list (text blocks only, joined). */
 export function contentText(content: acp.ToolCallContent[] | null | undefined): string {
@@ -79,11 +80,7 @@ export function agentYaml(
 
 /** Rejects with a message naming what was awaited once `ms` pass. */
 export function deadline<T>(promise: Promise<T>, what: string, ms = 5000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  return within(ms, what, promise);
 }
 
 /** How a test starts the stand-in. */

@@ -19,7 +19,7 @@ import {
   within,
 } from "./_run.ts";
 import { checkSentFrames } from "./_schema.ts";
-import { clientCommand, hasScript, inTerminal } from "./_pty.ts";
+import { clientCommand, hasScript, inTerminal, visibleLines } from "./_pty.ts";
 import { ANSWER_START, EARLIER_ANSWER, EARLIER_QUESTION, KNOWN_SESSION } from "./_resume_peer.ts";
 
 const DEFAULT_QUESTION =
@@ -130,33 +130,6 @@ async function earlierSession(env: Record<string, string>, args: string[] = []):
 const ESC = String.fromCharCode(0x1b);
 /** A colour (SGR) sequence. */
 const COLOUR = new RegExp(`${ESC}\\[[0-9;]*m`, "g");
-/** One thing a terminal obeys or shows: an erase in line, another sequence, a character. */
-const TERMINAL_TOKEN = new RegExp(`${ESC}\\[([012]?)K|${ESC}\\[[0-9;?]*[A-Za-z]|[^]`, "gu");
-
-/** What a terminal shows once its control sequences are obeyed, line by line. */
-function visibleLines(screen: string): string[] {
-  const lines: string[] = [];
-  let line: string[] = [];
-  let column = 0;
-  for (const [token, erase] of plain(screen).matchAll(TERMINAL_TOKEN)) {
-    if (token === "\n") {
-      lines.push(line.join("").trimEnd());
-      line = [];
-      column = 0;
-    } else if (token === "\r") column = 0;
-    else if (erase !== undefined) {
-      if (erase === "" || erase === "0") line.length = Math.min(line.length, column);
-      else if (erase === "1") line.fill(" ", 0, column + 1);
-      else line = Array(column).fill(" ");
-    } else if (!token.startsWith(ESC)) {
-      while (line.length < column) line.push(" ");
-      line[column++] = token;
-    }
-  }
-  lines.push(line.join("").trimEnd());
-  return lines;
-}
-
 /** The screen without colours. */
 function plain(screen: string): string {
   return screen.replace(COLOUR, "");

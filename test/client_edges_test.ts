@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { ROOT, runClient, startClient, tempFile } from "./_run.ts";
-import { clientCommand, hasScript, inTerminal } from "./_pty.ts";
+import { clientCommand, hasScript, inTerminal, visibleLines } from "./_pty.ts";
 
 const ROGUE = `${ROOT}/test/rogue-mm`;
 
@@ -29,21 +29,6 @@ Deno.test("updates that are not objects are ignored, and a tool text's last line
   assert.ok(run.stderr.includes("a thought without its line end\n"), JSON.stringify(run.stderr));
 });
 
-/** The text a terminal shows once `\r` and erase-in-line have done their work. */
-function shown(screen: string): string[] {
-  return screen.split("\n").map((raw) => {
-    let line: string[] = [];
-    let at = 0;
-    // deno-lint-ignore no-control-regex
-    for (const [, erase, ch] of raw.matchAll(/(\x1b\[K)|\x1b\[[\d;]*m|(\r|[^\x1b])/gu)) {
-      if (erase) line = line.slice(0, at);
-      else if (ch === "\r") at = 0;
-      else if (ch) line[at++] = ch;
-    }
-    return line.join("");
-  });
-}
-
 Deno.test({
   name: "on a terminal the progress line never wipes an answer's half-written line",
   ignore: !hasScript,
@@ -53,7 +38,7 @@ Deno.test({
     });
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, screen);
-    const lines = shown(screen);
+    const lines = visibleLines(screen);
     assert.ok(lines.includes("Half an answer and the rest."), JSON.stringify(lines));
   },
 });
