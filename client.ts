@@ -604,12 +604,11 @@ interface Handlers {
 }
 
 /**
- * JSON-RPC over mm's pipes. Frames queued in one tick go out in one write,
- * whole and in order; reading pauses while answers pile up unwritten, so
- * memory stays bounded when mm stops reading its stdin. `request` rejects
- * with an {@linkcode RpcError}; `close` ends mm's stdin after the queued
- * frames; `reading` settles when mm's stdout has ended and every line was
- * handled.
+ * JSON-RPC over mm's pipes. Frames queued in one tick go out in one write, whole and in order,
+ * so the lines of a chunk are handled synchronously (an `await` per line costs a third of the
+ * throughput); reading pauses while answers pile up unwritten, so memory stays bounded when mm
+ * stops reading its stdin. `request` rejects with an {@linkcode RpcError}; `close` ends mm's
+ * stdin after the queued frames; `reading` settles when mm's stdout has ended, every line handled.
  */
 function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers) {
   const writer = child.stdin.getWriter();
