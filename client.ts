@@ -1,6 +1,6 @@
 #!/usr/bin/env -S deno run --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 /**
- * An ACP client that lends mini-me (`mm -acp`) one tool of its own,
+ * An ACP client that lends mini-me (`mm -acp`) a tool of its own,
  * `host_info`, asks it a question and shows the conversation.
  *
  * mm speaks the Agent Client Protocol: JSON-RPC 2.0, one JSON object per line
@@ -11,53 +11,38 @@
  * as `client_<name>`, and mm forwards the call to the client as a request for
  * the tool's `method`.
  *
- * The file follows one session from the top:
- * 1. What mm may ask — `answerRequest()`: the tool list, a tool call, a permission.
- * 2. The tool — `HOST_INFO_TOOL` and `hostInfo()`.
- * 3. What the user sees — `showUpdate()`: the conversation on stdout, diagnostics on stderr.
- * 4. Framing — `LineReader` and `parseFrame()`: JSON-RPC, one object per line.
- * 5. The connection — `connect()`: requests out, answers matched by id.
- * 6. The command line and the agent file.
- * 7. The run — `main()`: start mm, `initialize`, open a session, the turns, the end.
+ * The file reads in the order of a session:
+ * 1. What mm may ask, and the tools the client lends — `TOOLS`, `answerRequest()`.
+ * 2. The tool itself — `hostInfo()`.
+ * 3. The run as it happens — `main()`: start mm, `initialize`, open the session,
+ *    a turn, what the user sees (`showUpdate()`), the end.
+ * 4. The plumbing — output, framing, the connection, the command line, the agent file.
  *
- * To add a tool of your own: describe it in `OFFERED_TOOLS` and answer its
- * `method` in `answerRequest()`. The permission policy follows `OFFERED_TOOLS`.
+ * To lend a tool of your own, add one entry to `TOOLS`: its description and the
+ * function that answers its calls. The list mm sees, the dispatch of its calls,
+ * the permission policy and the log line all follow from that entry.
  *
  * @module
  */
 
 import { cpus } from "node:os";
+import { fstatSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { load as parseYaml, YAMLException } from "js-yaml";
 
 /** The client's version, sent as `clientInfo.version` and printed by `--version`. */
-export const VERSION = "0.2.0";
+export const VERSION = "0.3.0";
 
-// ─── 1. What mm may ask ──────────────────────────────────────────────────────
+// ─── 1. What mm may ask, and the tools the client lends ──────────────────────
+
+/** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"). */
+export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
 
 /**
- * Answers one request from mm with its result, or throws an {@linkcode RpcError}. Each is answered
- * before the next line is read: a `$/cancel_request` from mm names an answered request, ignored.
+ * A tool the client lends: its description as mm reads it (acp-client-tools.md,
+ * "Description d'un outil"), and the function that answers a call.
  */
-function answerRequest(method: string, params: unknown, turnCancelled: boolean): unknown {
-  switch (method) {
-    case "_org.mini-me/tools/list":
-      log(`list requested for session ${field(params, "sessionId") ?? "?"}`);
-      return { tools: [...OFFERED_TOOLS] };
-    case HOST_INFO_TOOL.method: {
-      const { args, sessionId } = readToolCall(params);
-      log(`host_info ${JSON.stringify(args)} (session ${sessionId})`);
-      return hostInfo(field(args, "topic"));
-    }
-    case "session/request_permission":
-      return { outcome: answerPermission(params, turnCancelled) };
-    default: // fs/*, terminal/*, unknown extensions: not offered, so not found
-      throw new RpcError(-32601, "Method not found");
-  }
-}
-
-/** A tool description as mm reads it (acp-client-tools.md, "Description d'un outil"). */
-export interface ToolDescription {
+export interface Tool {
   /** Unique in the list; the model sees `client_<name>`. */
   name: string;
   /** What the model reads to decide when to call the tool. */
@@ -66,6 +51,87 @@ export interface ToolDescription {
   method: string;
   /** The JSON Schema of the arguments: an object. */
   inputSchema: { type: "object"; [key: string]: unknown };
+  /**
+   * Answers one call with the model's arguments. It may return a promise: the
+   * client goes on reading and answering meanwhile. `signal` aborts when mm
+   * cancels the call. What it throws, or rejects with, is answered as the
+   * tool's failure (an error result), never as a broken protocol.
+   */
+  call(args: Record<string, unknown>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
+}
+
+/** Every tool the client lends to mm. Add yours here. */
+export const TOOLS: readonly Tool[] = [
+  {
+    name: "host_info",
+    description: "Facts about the machine the user's client runs on: its operating system, CPU, " +
+      "memory or uptime. Call it once per topic.",
+    method: "_demo.minime/host_info",
+    inputSchema: {
+      type: "object",
+      properties: {
+        topic: {
+          type: "string",
+          enum: ["os", "cpu", "memory", "uptime"],
+          description: "Which fact to report.",
+        },
+      },
+      required: ["topic"],
+    },
+    call: ({ topic }) => hostInfo(topic),
+  },
+];
+
+/** The tools as mm reads them, in `initialize` or in the answer to the list request. */
+export const TOOL_DESCRIPTIONS: readonly Omit<Tool, "call">[] = TOOLS.map(
+  ({ name, description, method, inputSchema }) => ({ name, description, method, inputSchema }),
+);
+
+const TOOL_BY_METHOD = new Map(TOOLS.map((tool) => [tool.method, tool]));
+
+/** A text result; with `isError`, the model reads it as `[client tool error: <text>]`. */
+export function toolText(text: string, isError = false): ToolResult {
+  return { content: [{ type: "text", text }], ...(isError ? { isError } : {}) };
+}
+
+/**
+ * Answers one request from mm: its result, a promise of it, or a thrown
+ * {@linkcode RpcError}. A tool call goes to its tool; `signal` aborts when mm
+ * sends `$/cancel_request` for it.
+ */
+function answerRequest(run: Run, method: string, params: unknown, signal: AbortSignal): unknown {
+  const tool = TOOL_BY_METHOD.get(method);
+  if (tool) return callTool(run, tool, params, signal);
+  switch (method) {
+    case "_org.mini-me/tools/list":
+      run.out.log(`list requested for session ${field(params, "sessionId") ?? "?"}`);
+      return { tools: TOOL_DESCRIPTIONS };
+    case "session/request_permission":
+      return { outcome: answerPermission(run, params) };
+    default: // fs/*, terminal/*, unknown extensions: not offered, so not found
+      throw new RpcError(-32601, "Method not found");
+  }
+}
+
+/**
+ * One call of a tool: the `[client] <name> {args} (session …)` line, then
+ * the tool. A throw or a rejection is the tool's failure, not the client's:
+ * an error result the model reads, a line on stderr, and the turn goes on.
+ */
+function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
+  const { args, sessionId } = readToolCall(params);
+  run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
+  const failed = (error: unknown) => {
+    const text = `${tool.name} failed: ${errorText(error)}`;
+    if (!signal.aborted) run.out.line(run.out.stderr, `[client] ${text}`);
+    return toolText(text, true);
+  };
+  try {
+    const result = tool.call(isObject(args) ? args : {}, signal);
+    return result instanceof Promise ? result.catch(failed) : result;
+  } catch (error) {
+    return failed(error);
+  }
 }
 
 /**
@@ -88,7 +154,7 @@ export function readToolCall(params: unknown): { args: unknown; sessionId: strin
 }
 
 /**
- * Whether a permission request's title names a tool the client offered:
+ * Whether a permission request's title names a tool the client lends:
  * exactly `client: <name>` (acp-client-tools.md, "Avant la requête"). Anything
  * else — a shell command, another tool, a look-alike — is refused.
  *
@@ -100,7 +166,7 @@ export function readToolCall(params: unknown): { args: unknown; sessionId: strin
  * ```
  */
 export function isOfferedToolTitle(title: unknown): boolean {
-  return OFFERED_TOOLS.some((tool) => title === `client: ${tool.name}`);
+  return TOOLS.some((tool) => title === `client: ${tool.name}`);
 }
 
 /** The answer to `session/request_permission`. */
@@ -130,75 +196,57 @@ export function choosePermission(options: unknown, allow: boolean): PermissionOu
   return allow ? choosePermission(options, false) : { outcome: "cancelled" };
 }
 
-function answerPermission(params: unknown, cancelled: boolean): PermissionOutcome {
+function answerPermission(run: Run, params: unknown): PermissionOutcome {
   const title = field(field(params, "toolCall"), "title");
   const options = field(params, "options");
-  const allow = isOfferedToolTitle(title);
   // Once the client has sent session/cancel, ACP says every permission
   // request is answered cancelled, whatever it asks.
-  const outcome = cancelled ? { outcome: "cancelled" as const } : choosePermission(options, allow);
+  const outcome: PermissionOutcome = run.cancelledBy !== undefined
+    ? { outcome: "cancelled" }
+    : choosePermission(options, isOfferedToolTitle(title));
   const chosen = [options].flat().find((o) => field(o, "optionId") === field(outcome, "optionId"));
   const allowed = "optionId" in outcome && `${field(chosen, "kind")}`.startsWith("allow");
-  log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
+  run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
   return outcome;
 }
 
-// ─── 2. The tool ─────────────────────────────────────────────────────────────
+// ─── 2. The tool: host_info ──────────────────────────────────────────────────
 
-const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
-type Topic = typeof TOPICS[number];
+type SysName = Deno.SysPermissionDescriptor["kind"];
 
-/** The one tool this client lends to mm. */
-export const HOST_INFO_TOOL: ToolDescription = {
-  name: "host_info",
-  description: "Facts about the machine the user's client runs on: its operating system, CPU, " +
-    "memory or uptime. Call it once per topic.",
-  method: "_demo.minime/host_info",
-  inputSchema: {
-    type: "object",
-    properties: {
-      topic: { type: "string", enum: [...TOPICS], description: "Which fact to report." },
-    },
-    required: ["topic"],
-  },
-};
+/** Reads a fact once, the first time it is needed: it cannot change while the client runs. */
+function once<T>(read: () => T): () => T {
+  let value: { read: T } | undefined;
+  return () => (value ??= { read: read() }).read;
+}
 
-/** Every tool the client offers; the permission policy allows exactly these. */
-export const OFFERED_TOOLS: readonly ToolDescription[] = [HOST_INFO_TOOL];
+/** A fact `host_info` reports: the `--allow-sys` names it needs, and how it is read. */
+function fact(needs: SysName[], read: () => string) {
+  const allowed = once(() => needs.every((kind) => granted({ name: "sys", kind })));
+  return { needs, allowed, read };
+}
 
-/**
- * A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"): the model reads
- * the text of each block, concatenated; with `isError`, as `[client tool error: <text>]`.
- */
-export type ToolResult = { content: { type: "text"; text: string }[]; isError?: true };
-
-/** The `--allow-sys` names each topic needs. */
-const SYS_NAMES: Record<Topic, Deno.SysPermissionDescriptor["kind"][]> = {
-  os: ["osRelease", "hostname"],
-  cpu: ["cpus", "loadavg"],
-  memory: ["systemMemoryInfo"],
-  uptime: ["osUptime"],
-};
-
-const SYS_GRANTED: Record<string, boolean> = {};
-
-/** Reads one topic from the machine, with Deno's own APIs where it has them. */
-const READ_TOPIC: Record<Topic, () => string> = {
-  os: () => {
+/** The topics, read with Deno's own APIs where it has them. */
+const TOPICS = {
+  os: fact(["osRelease", "hostname"], () => {
     const { os, arch } = Deno.build;
-    return `${osName(os)} ${Deno.osRelease()} (${os}/${arch}), host name ${Deno.hostname()}`;
-  },
-  cpu: () => {
-    const model = cpus()[0]?.model.trim() || "unknown CPU"; // Deno has no API for the model
+    return `${osName(os)} ${KERNEL_RELEASE()} (${os}/${arch}), host name ${Deno.hostname()}`;
+  }),
+  cpu: fact(["cpus", "loadavg"], () => {
     const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
-    return `${navigator.hardwareConcurrency} × ${model} (${Deno.build.arch}), load average ${load}`;
-  },
-  memory: () => {
+    return `${navigator.hardwareConcurrency} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
+  }),
+  memory: fact(["systemMemoryInfo"], () => {
     const { available, total } = Deno.systemMemoryInfo();
     return `${gib(available)} free of ${gib(total)}`;
-  },
-  uptime: () => describeUptime(Deno.osUptime(), new Date()),
+  }),
+  uptime: fact(["osUptime"], () => describeUptime(Deno.osUptime(), new Date())),
 };
+
+/** `Deno.osRelease()` reads a file each time; the kernel does not change under a running client. */
+const KERNEL_RELEASE = once(() => Deno.osRelease());
+/** Deno has no API for the CPU model: `node:os` reads it. */
+const CPU_MODEL = once(() => cpus()[0]?.model.trim() || "unknown CPU");
 
 /**
  * Runs `host_info` for the model's `topic`. A bad call is an error result
@@ -215,22 +263,19 @@ const READ_TOPIC: Record<Topic, () => string> = {
  * ```
  */
 export function hostInfo(topic: unknown): ToolResult {
-  const fail = (text: string): ToolResult => ({ content: [{ type: "text", text }], isError: true });
-  const choices = `use one of: ${TOPICS.join(", ")}`;
-  if (typeof topic !== "string") return fail(`missing parameter "topic"; ${choices}`);
-  if (!Object.hasOwn(SYS_NAMES, topic)) {
-    return fail(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
+  const choices = `use one of: ${Object.keys(TOPICS).join(", ")}`;
+  if (typeof topic !== "string") return toolText(`missing parameter "topic"; ${choices}`, true);
+  if (!Object.hasOwn(TOPICS, topic)) {
+    return toolText(`unknown topic ${JSON.stringify(topic)}; ${choices}`, true);
   }
-  const names = SYS_NAMES[topic as Topic];
-  // A run's permissions do not change (the client never asks for more): check once per topic.
-  SYS_GRANTED[topic] ??= names.every((kind) => granted({ name: "sys", kind }));
-  if (!SYS_GRANTED[topic]) {
-    return fail(`host_info needs --allow-sys=${names.join(",")} to report ${topic}`);
+  const { needs, allowed, read } = TOPICS[topic as keyof typeof TOPICS];
+  if (!allowed()) {
+    return toolText(`host_info needs --allow-sys=${needs.join(",")} to report ${topic}`, true);
   }
   try {
-    return { content: [{ type: "text", text: READ_TOPIC[topic as Topic]() }] };
+    return toolText(read());
   } catch (error) {
-    return fail(`host_info could not read ${topic}: ${errorText(error)}`);
+    return toolText(`host_info could not read ${topic}: ${errorText(error)}`, true);
   }
 }
 
@@ -265,49 +310,328 @@ export function describeUptime(seconds: number, now: Date): string {
   return `up ${parts.join(", ")} (since ${since.slice(0, 10)} ${since.slice(11, 16)} UTC)`;
 }
 
-// ─── 3. What the user sees ───────────────────────────────────────────────────
+// ─── 3. The run as it happens ────────────────────────────────────────────────
+
+/** An error that ends the run: `error: <message>` on stderr (none if empty), and an exit code. */
+export class ClientError extends Error {
+  /** `usage`: the usage follows the message. */
+  constructor(message: string, readonly exitCode = 1, readonly usage = false) {
+    super(message);
+  }
+}
+
+/**
+ * One run: mm, the connection, and where the exchange stands. `stage` says
+ * what mm has yet to do, for an mm that exits: answer `asking`, end the turn,
+ * or nothing while the `-i` prompt waits for a question. `cancelledBy` is the
+ * exit code of the signal that cancelled the turn; `failed` rejects when the
+ * run must end early, and every wait races it. `replaying`: a loaded
+ * session's past is shown, dimmed on stderr. `calls`: the tool calls seen.
+ */
+interface Run {
+  options: Options;
+  out: Output;
+  child: Deno.ChildProcess;
+  connection: Connection;
+  failed: Promise<never>;
+  fail(error: ClientError): void;
+  stage: "opening" | "turn" | "question";
+  asking?: string;
+  sessionId?: string;
+  cancelledBy?: number;
+  cancelTimer?: ReturnType<typeof setTimeout>;
+  lastSignal?: number;
+  replaying?: boolean;
+  calls: Map<string, { title: string; running: boolean }>;
+}
+
+/**
+ * Runs the client with a command line and returns the exit code. Every
+ * failure is one `error: …` line on stderr, never a stack trace, and no mm
+ * process outlives the client.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const out = new Output();
+  let run: Run | undefined;
+  let [code, graceful] = [1, false];
+  try {
+    const options = parseCommandLine(argv);
+    if (options.help || options.version) {
+      out.print(out.stdout, `${options.help ? USAGE : `host-info-client ${VERSION}`}\n`);
+      return 0;
+    }
+    out.quiet = !!options.quiet;
+    const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
+    const { path, config } = readAgentFile(agent, options.agent !== undefined);
+    for (const warning of agentFileWarnings(agent, config, !!options.request)) {
+      out.line(out.stderr, `[client] ${warning}`);
+    }
+    if (options.question === "-") {
+      const text = await new Response(Deno.stdin.readable).text();
+      options.question = text.trim() || DEFAULT_QUESTION;
+    }
+    run = startRun(options, out, path);
+    code = await converse(run);
+    graceful = true;
+  } catch (error) {
+    code = error instanceof ClientError ? error.exitCode : 1;
+    if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
+    if (errorText(error)) out.line(out.stderr, `error: ${errorText(error)}`);
+    if (error instanceof ClientError && error.usage) out.line(out.stderr, USAGE);
+  }
+  out.waitFor(undefined);
+  // After a conversation that ended, or was left at the -i prompt, say how to come back to it.
+  const atPrompt = run?.options.interactive && run.stage === "question";
+  if (code === 0 || (code === 130 && atPrompt)) {
+    out.log(`continue with: --resume ${run?.sessionId}`);
+  }
+  if (run) await endMm(run, graceful);
+  const unlogged = run?.connection.unlogged();
+  if (unlogged) {
+    out.line(out.stderr, `[client] ${unlogged} more bad frames from mm were not logged`);
+  }
+  return code;
+}
+
+/** Starts mm and connects to it; from here on, Ctrl-C and SIGTERM are the client's. */
+function startRun(options: Options, out: Output, agentFile: string): Run {
+  const fromEnv = readEnv("MM_BIN");
+  const child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, !options.mm && !fromEnv);
+  let fail!: (error: ClientError) => void;
+  const failed = new Promise<never>((_, reject) => fail = reject);
+  failed.catch(() => {}); // read where it matters, in ask()
+  const connection = connect(child, !!options.trace, out, {
+    request: (method, params, signal) => answerRequest(run, method, params, signal),
+    notification: (method, params) => {
+      if (method !== "session/update") return; // other notifications are not for the user
+      showUpdate(run, field(params, "update"));
+      // What the progress line waits for: a running tool, or the model.
+      const running = [...run.calls.values()].find((call) => call.running);
+      if (run.stage === "turn") out.waitFor(running?.title ?? "the model");
+    },
+    fail,
+  });
+  const run: Run = {
+    options,
+    out,
+    child,
+    connection,
+    failed,
+    fail,
+    stage: "opening",
+    calls: new Map(),
+  };
+  out.onFailure = (error) =>
+    fail(new ClientError(`cannot write the conversation: ${errorText(error)}`));
+  child.status.then(async (status) => {
+    await Promise.race([connection.reading, delay(1000)]); // read its last words first
+    const how = status.signal ? `signal ${status.signal}` : `code ${status.code}`;
+    const before = { turn: "the turn ended", question: "the next question" }[run.stage as string];
+    fail(new ClientError(`mm exited with ${how} before ${before ?? `answering ${run.asking}`}`));
+  });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(signal, () => interrupt(run, signal));
+  }
+  return run;
+}
+
+/**
+ * Starts mm as `<mm> -acp -agent <file>` — the line to change if your mm is
+ * started another way — in its own process group, so that a Ctrl-C typed in
+ * the terminal reaches the client alone.
+ */
+function startMm(mm: string, agentFile: string, defaultMm: boolean): Deno.ChildProcess {
+  let reason = "this run may not start it (add --allow-run)";
+  try {
+    if (granted({ name: "run", command: mm })) {
+      const args = ["-acp", "-agent", agentFile];
+      const pipes = { stdin: "piped", stdout: "piped", stderr: "inherit" } as const;
+      return new Deno.Command(mm, { args, ...pipes, detached: true }).spawn();
+    }
+  } catch (error) {
+    reason = error instanceof Deno.errors.NotFound
+      ? "not found"
+      : error instanceof Deno.errors.PermissionDenied
+      ? "not executable"
+      : errorText(error);
+  }
+  if (defaultMm && !granted({ name: "env", variable: "MM_BIN" })) {
+    reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
+  }
+  const message = `cannot start mm (${mm}): ${reason}. Install mini-me or set MM_BIN / --mm.`;
+  throw new ClientError(message, 127);
+}
+
+/** The whole conversation: `initialize`, a session, then one turn per question. */
+async function converse(run: Run): Promise<number> {
+  const { options, out } = run;
+  out.waitFor("mm");
+  const init = await ask(run, "initialize", initializeParams(!!options.request), options.seconds);
+  const version = JSON.stringify(field(init, "protocolVersion"));
+  if (version !== "1") {
+    throw new ClientError(`mm speaks ACP protocol version ${version}; this client speaks 1`);
+  }
+  await openSession(run, field(init, "agentCapabilities"));
+  out.waitFor(undefined); // the session is open: until a question, nothing to wait for
+  if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
+  const questions = readQuestions();
+  for (let question = options.question;; question = undefined) {
+    question ??= await nextQuestion(run, questions);
+    if (question === undefined) return 0; // end of input
+    const code = await turn(run, question);
+    if (run.cancelledBy === 143) return code; // SIGTERM ends the client, Ctrl-C only the turn
+    run.cancelledBy = undefined;
+  }
+}
+
+/**
+ * The `initialize` params: the tool list in `meta` mode, `true` ("ask me for
+ * it") in `request` mode (acp-client-tools.md, "Découverte").
+ */
+export function initializeParams(
+  request: boolean,
+): { clientCapabilities: Record<string, unknown>; [key: string]: unknown } {
+  return {
+    protocolVersion: 1,
+    clientInfo: { name: "host-info-client", version: VERSION },
+    // Capabilities are a contract: no file system and no terminal, which this client lacks.
+    clientCapabilities: {
+      fs: { readTextFile: false, writeTextFile: false },
+      terminal: false,
+      _meta: { "org.mini-me/tools": request ? true : TOOL_DESCRIPTIONS },
+    },
+  };
+}
+
+/**
+ * Opens the session: `session/new`, or with `--resume` `session/resume` when
+ * mm advertises it, else `session/load` (which replays the conversation so
+ * far). In `request` mode mm asks for the tool list before it answers any of
+ * the three (acp-client-tools.md, "Mode request").
+ */
+async function openSession(run: Run, capabilities: unknown): Promise<void> {
+  const { options } = run;
+  const params = { cwd: Deno.cwd(), mcpServers: [] };
+  let how = "";
+  if (options.resume === undefined) {
+    const session = await ask(run, "session/new", params, options.seconds);
+    run.sessionId = String(field(session, "sessionId"));
+  } else {
+    const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
+    const method = resumes ? "session/resume" : "session/load";
+    if (!resumes && field(capabilities, "loadSession") !== true) {
+      throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
+    }
+    [run.sessionId, run.replaying] = [options.resume, method === "session/load"];
+    await ask(run, method, { sessionId: options.resume, ...params }, options.seconds);
+    run.replaying = false;
+    how = method === "session/load" ? " (loaded)" : " (resumed)";
+  }
+  run.out.log(`discovery: ${options.request ? "request" : "meta"}, session ${run.sessionId}${how}`);
+}
+
+/** One prompt turn: the question, mm's updates as they come, and its stop reason. */
+async function turn(run: Run, question: string): Promise<number> {
+  const { out } = run;
+  if (!out.quiet) out.line(out.stdout, `❓ ${question}`);
+  run.stage = "turn";
+  out.waitFor("the model");
+  const prompt = [{ type: "text", text: question }];
+  const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt });
+  clearTimeout(run.cancelTimer);
+  out.waitFor(undefined);
+  run.stage = "question";
+  const stopReason = String(field(answer, "stopReason"));
+  if (!out.quiet) out.line(out.stdout, `[${stopReason}]`);
+  else if (out.stdout.open) out.print(out.stdout, "\n");
+  if (run.cancelledBy !== undefined) return run.cancelledBy;
+  return stopReason === "cancelled" ? 130 : stopReason === "refusal" ? 1 : 0;
+}
+
+/** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
+async function ask(run: Run, method: string, params: object, seconds?: number): Promise<unknown> {
+  if (run.stage === "opening") run.asking = method;
+  let timer; // of the timeout
+  const timeout = new Promise<never>((_, reject) => {
+    if (seconds === undefined || seconds * 1000 > MAX_TIMER_MS) return;
+    const error = new ClientError(`mm did not answer ${method} within ${seconds} s`);
+    timer = setTimeout(() => reject(error), seconds * 1000);
+  });
+  try {
+    return await Promise.race([run.connection.request(method, params), run.failed, timeout]);
+  } catch (error) {
+    if (error instanceof RpcError) throw new ClientError(`mm refused ${method}: ${error.message}`);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The lines of stdin, for `--interactive`. */
+async function* readQuestions(): AsyncGenerator<string> {
+  const reader = new LineReader();
+  for await (const chunk of Deno.stdin.readable) yield* reader.push(chunk);
+  const last = reader.flush();
+  if (last !== undefined) yield last;
+}
+
+/** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
+async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
+  const { stderr } = run.out;
+  const atTerminal = Deno.stdin.isTerminal();
+  for (;;) {
+    if (atTerminal) run.out.print(stderr, "> ");
+    const next = await Promise.race([lines.next(), run.failed]);
+    stderr.open = false; // the person's Enter ended the prompt's line
+    if (next.done && atTerminal) run.out.print(stderr, "\n"); // Ctrl-D did not
+    if (next.done || next.value.trim()) return next.value?.trim();
+  }
+}
 
 /**
  * Shows one `session/update`: one `case` per kind the user sees, and a
  * `default` that ignores kinds this client does not know. stdout is the
- * conversation; stderr is diagnostics: `[client]` lines, mm's own log (it
- * inherits stderr), the trace, and with `--verbose` thoughts, plans, usage.
+ * conversation; stderr is diagnostics, and with `--verbose` thoughts, plans,
+ * usage. A loaded session's replay goes to stderr, dimmed.
  */
-function showUpdate(update: unknown, run: Run): void {
+function showUpdate(run: Run, update: unknown): void {
+  const { out, calls } = run;
   const kind = field(update, "sessionUpdate");
-  const to = run.replaying ? stderr : stdout;
+  const to = run.replaying ? out.stderr : out.stdout;
   const style = run.replaying ? DIM : undefined;
   // --quiet shows the answer alone; a replay, not at all.
-  const shown = !quiet || (!run.replaying && kind === "agent_message_chunk");
+  const shown = !out.quiet || (!run.replaying && kind === "agent_message_chunk");
   const id = String(field(update, "toolCallId") ?? "");
   const title = field(update, "title");
-  if (typeof title === "string") run.titles.set(id, title);
+  const call = calls.get(id) ?? { title: id, running: false };
+  if (typeof title === "string") call.title = title;
+  if (kind === "tool_call" || kind === "tool_call_update") calls.set(id, call);
   const content = field(update, "content");
   switch (kind) {
     case "agent_message_chunk":
-      return shown ? showChunk(to, content, style) : undefined;
+      return shown ? showChunk(out, to, content, style) : undefined;
     case "user_message_chunk":
-      if (run.replaying && shown) printLine(stderr, `❓ ${blockText(content)}`, DIM);
+      if (run.replaying && shown) out.line(out.stderr, `❓ ${blockText(content)}`, DIM);
       return;
     case "tool_call":
-      run.running.add(id);
-      if (shown) printLine(to, `🛠️ ${run.titles.get(id) ?? id}`, style);
-      return shown ? showToolContent(to, content, style) : undefined;
+      call.running = true;
+      if (shown) out.line(to, `🛠️ ${call.title}`, style);
+      return shown ? showToolContent(out, to, content, style) : undefined;
     case "tool_call_update": {
       const status = field(update, "status");
-      if (status === "completed" || status === "failed") run.running.delete(id);
+      if (status === "completed" || status === "failed") call.running = false;
       if (!shown) return;
-      if (status === "failed") printLine(to, `✖ ${run.titles.get(id) ?? id} failed`, style ?? RED);
-      return showToolContent(to, content, style);
+      if (status === "failed") out.line(to, `✖ ${call.title} failed`, style ?? RED);
+      return showToolContent(out, to, content, style);
     }
     case "agent_thought_chunk":
-      return run.options.verbose ? showChunk(stderr, content, DIM) : undefined;
+      return run.options.verbose ? showChunk(out, out.stderr, content, DIM) : undefined;
     case "plan": {
       const entries = field(update, "entries");
       if (!run.options.verbose || !Array.isArray(entries)) return;
-      printLine(stderr, "plan:", DIM);
+      out.line(out.stderr, "plan:", DIM);
       for (const e of entries) {
-        printLine(stderr, `  [${field(e, "status")}] ${field(e, "content")}`, DIM);
+        out.line(out.stderr, `  [${field(e, "status")}] ${field(e, "content")}`, DIM);
       }
       return;
     }
@@ -315,25 +639,26 @@ function showUpdate(update: unknown, run: Run): void {
       if (!run.options.verbose || !isObject(update)) return;
       const { used, size, cost } = update;
       const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
-      return printLine(stderr, `usage: ${used} of ${size} tokens${paid}`, DIM);
+      return out.line(out.stderr, `usage: ${used} of ${size} tokens${paid}`, DIM);
     }
     default: // a kind this client does not know: nothing to show
   }
 }
 
 /** A tool call's content: each line of its text as `│ <line>`. */
-function showToolContent(to: Stream, content: unknown, style?: number): void {
+function showToolContent(out: Output, to: Stream, content: unknown, style?: number): void {
   for (const item of Array.isArray(content) ? content : []) {
     const block = field(item, "type") === "content" ? field(item, "content") : item;
     const lines = blockText(block).split(/\r?\n/);
     if (lines.length > 1 && lines.at(-1) === "") lines.pop();
-    for (const line of lines) printLine(to, `│ ${line}`, style);
+    for (const line of lines) out.line(to, `│ ${line}`, style);
   }
 }
 
 /** Streams a message chunk as it comes, with no newline added; another block on its own line. */
-function showChunk(to: Stream, block: unknown, style?: number): void {
-  (field(block, "type") === "text" ? print : printLine)(to, blockText(block), style);
+function showChunk(out: Output, to: Stream, block: unknown, style?: number): void {
+  if (field(block, "type") === "text") out.print(to, blockText(block), style);
+  else out.line(to, blockText(block), style);
 }
 
 /** A content block as text: its text, or `[<type>]` for any other kind. */
@@ -343,60 +668,180 @@ function blockText(block: unknown): string {
   return `[${typeof type === "string" ? type : "unknown"}]`;
 }
 
-const [DIM, RED] = [2, 31]; // ANSI styles
-const encoder = new TextEncoder();
+/** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
+const SAME_KEYPRESS_MS = 300;
+/** How long mm gets to end a turn after `session/cancel`. */
+const CANCEL_GRACE_MS = 5000;
+/** How long mm gets to exit once its stdin is closed. */
+const EXIT_GRACE_MS = 2000;
 
 /**
- * An output stream. `open`: its last line is not ended. `gone`: its reader
- * went away (EPIPE). `parted` (stdout): a newline on stderr already parted its
- * open line from stderr's lines.
+ * Ctrl-C or SIGTERM. During a turn, the first cancels it the ACP way
+ * (`session/cancel`) and gives mm time to answer; a second kills mm. Before
+ * the session exists, or at the `--interactive` prompt, the client ends.
  */
-function openStream(file: typeof Deno.stdout | typeof Deno.stderr) {
-  const terminal = file.isTerminal();
-  // no-color.org: colour is off when NO_COLOR is set and not empty.
-  const colour = terminal && !readEnv("NO_COLOR");
-  return { file, terminal, colour, open: false, gone: false, parted: false };
-}
-type Stream = ReturnType<typeof openStream>;
-
-const stdout = openStream(Deno.stdout);
-const stderr = openStream(Deno.stderr);
-/** `--quiet`: stdout is the answer text alone, and `[client]` progress lines are not shown. */
-let quiet = false;
-/** Where a write failure on stdout other than EPIPE is reported (set by the run). */
-let onOutputFailure = (_error: unknown): void => {};
-
-/** Writes a `[client] …` progress line on stderr (not with `--quiet`). */
-function log(text: string): void {
-  if (!quiet) printLine(stderr, `[client] ${text}`);
-}
-
-/** Writes a whole line, after a newline if the stream's last line is still open. */
-function printLine(to: Stream, text: string, style?: number): void {
-  print(to, `${to.open ? "\n" : ""}${text}\n`, style);
-}
-
-/**
- * Writes text to a stream. Everything mm sends is untrusted: on a terminal
- * its control characters are shown, not obeyed. stdout and stderr may be one
- * pipe or file (`2>&1`), which Deno cannot tell: unless one is a terminal and
- * the other not, a stderr line is parted from an open answer line by a newline
- * on stderr, so stdout itself stays exactly as mm sent it.
- */
-function print(to: Stream, text: string, style?: number): void {
-  if (text === "" || to.gone) return;
-  eraseProgress();
-  if (to === stderr && stdout.open && !stdout.parted && stdout.terminal === stderr.terminal) {
-    text = `\n${text}`;
-    stdout.parted = true;
-    if (stdout.terminal) stdout.open = false; // one screen: the answer's line is ended
+function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
+  const now = performance.now();
+  if (now - (run.lastSignal ?? -Infinity) < SAME_KEYPRESS_MS) return; // one keypress, twice
+  run.lastSignal = now;
+  const code = signal === "SIGINT" ? 130 : 143;
+  const kill = (exit: number) => (killGroup(run.child), run.fail(new ClientError("", exit)));
+  if (run.stage !== "turn") return kill(code);
+  if (run.cancelledBy !== undefined) {
+    run.out.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
+    return kill(run.cancelledBy);
   }
-  if (to === stdout && stderr.open) write(stderr, "\n"), stderr.open = false;
-  if (to.terminal) text = showControls(text);
-  const styled = (line: string) => `\x1b[${style}m${line}\x1b[0m`;
-  write(to, to.colour && style ? text.replace(/[^\n]+/g, styled) : text);
-  to.open = !text.endsWith("\n");
-  if (to === stdout) stdout.parted = false;
+  run.cancelledBy = code;
+  run.out.log("cancelling…");
+  run.connection.notify("session/cancel", { sessionId: run.sessionId });
+  const late =
+    () => (run.out.log("mm did not answer the cancellation in time; killing it"), kill(code));
+  run.cancelTimer = setTimeout(late, CANCEL_GRACE_MS);
+}
+
+/**
+ * Ends mm. After a conversation that ended, close its stdin and give it time
+ * to exit; after an error, do not wait. Then kill its whole process group: an
+ * agent may run helper processes of its own.
+ */
+async function endMm(run: Run, graceful: boolean): Promise<void> {
+  clearTimeout(run.cancelTimer);
+  if (graceful) {
+    const deadline = delay(EXIT_GRACE_MS);
+    await Promise.race([run.connection.close(), deadline]);
+    await Promise.race([run.child.status, deadline]);
+  }
+  killGroup(run.child);
+}
+
+function killGroup(child: Deno.ChildProcess): void {
+  try {
+    Deno.kill(-child.pid, "SIGKILL");
+  } catch {
+    // the group is gone already
+  }
+}
+
+// ─── 4. Output: the conversation, diagnostics, the progress line ─────────────
+
+/** ANSI styles. */
+const DIM = 2;
+const RED = 31;
+const ENCODER = new TextEncoder();
+
+/** An output stream; `open`: its last line is not ended; `gone`: its reader went away. */
+type Stream = {
+  file: typeof Deno.stdout;
+  terminal: boolean;
+  colour: boolean;
+  open: boolean;
+  gone: boolean;
+};
+
+/**
+ * The client's two output streams. stdout is the conversation; stderr is
+ * diagnostics. When both go to one terminal, pipe or file (`2>&1 | less`), a
+ * line open on one is ended before the other writes, so no line starts in the
+ * middle of another; apart, each stream is exactly what was written to it.
+ * On a terminal, a progress line on stderr shows what the client waits for.
+ */
+class Output {
+  /** The conversation. */
+  readonly stdout: Stream = Output.#open(Deno.stdout);
+  /** Diagnostics. */
+  readonly stderr: Stream = Output.#open(Deno.stderr);
+  /** Both streams reach the same terminal, pipe or file. */
+  readonly shared: boolean = sameFile(1, 2) ?? this.stdout.terminal === this.stderr.terminal;
+  /** `--quiet`: stdout is the answer text alone, and `[client]` progress lines are not shown. */
+  quiet = false;
+  /** What to do when stdout cannot be written for another reason than EPIPE. */
+  onFailure: (error: unknown) => void = () => {};
+  #waiting?: { label: string; since: number; drawn: boolean };
+  #ticking = false;
+
+  static #open(file: typeof Deno.stdout): Stream {
+    const terminal = file.isTerminal();
+    // no-color.org: colour is off when NO_COLOR is set and not empty.
+    return { file, terminal, colour: terminal && !readEnv("NO_COLOR"), open: false, gone: false };
+  }
+
+  /** A `[client] …` progress line on stderr (not with `--quiet`). */
+  log(text: string): void {
+    if (!this.quiet) this.line(this.stderr, `[client] ${text}`);
+  }
+
+  /** Writes a whole line, after a newline if the stream's last line is still open. */
+  line(to: Stream, text: string, style?: number): void {
+    this.print(to, `${to.open ? "\n" : ""}${text}\n`, style);
+  }
+
+  /**
+   * Writes text. Everything mm sends is untrusted: on a terminal its control
+   * characters are shown, not obeyed.
+   */
+  print(to: Stream, text: string, style?: number): void {
+    if (text === "" || to.gone) return;
+    this.#erase();
+    const other = to === this.stdout ? this.stderr : this.stdout;
+    if (this.shared && other.open) this.#write(this.stderr, "\n"), other.open = false;
+    if (to.terminal) text = showControls(text);
+    const styled = (line: string) => `\x1b[${style}m${line}\x1b[0m`;
+    this.#write(to, to.colour && style ? text.replace(/[^\n]+/g, styled) : text);
+    to.open = !text.endsWith("\n");
+  }
+
+  /**
+   * Shows `waiting for <label> … 3 s` on a terminal's stderr, or stops with
+   * `undefined`. The line leaves the cursor at its start and is erased before
+   * anything else is printed; never drawn in a file or a pipe.
+   */
+  waitFor(label?: string): void {
+    if (label === this.#waiting?.label) return;
+    this.#erase();
+    this.#waiting = label === undefined ? undefined : { label, since: Date.now(), drawn: false };
+    if (!this.#ticking && this.stderr.terminal) {
+      Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
+      this.#ticking = true;
+    }
+    this.#draw();
+  }
+
+  #draw(): void {
+    const waiting = this.#waiting;
+    // Not over an open line: the answer's, on one screen, or a thought's.
+    if (!waiting || !this.stderr.terminal || this.stderr.open) return;
+    if (this.shared && this.stdout.open) return;
+    const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
+    const seconds = Math.floor((Date.now() - waiting.since) / 1000);
+    const label = showControls(waiting.label); // a tool's title is mm's text
+    this.#write(this.stderr, `\r\x1b[K${spinner} waiting for ${label} … ${seconds} s\r`);
+    waiting.drawn = true;
+  }
+
+  #erase(): void {
+    if (this.#waiting?.drawn) this.#write(this.stderr, "\r\x1b[K"), this.#waiting.drawn = false;
+  }
+
+  #write(to: Stream, text: string): void {
+    const bytes = ENCODER.encode(text);
+    try {
+      for (let n = 0; n < bytes.length;) n += to.file.writeSync(bytes.subarray(n));
+    } catch (error) {
+      to.gone = true;
+      // A reader that went away (`| head -1`) is not an error; a full disk is.
+      if (to === this.stdout && !(error instanceof Deno.errors.BrokenPipe)) this.onFailure(error);
+    }
+  }
+}
+
+/** Whether two file descriptors are the same terminal, pipe or file; `undefined` if unknown. */
+function sameFile(a: number, b: number): boolean | undefined {
+  try {
+    const [x, y] = [fstatSync(a), fstatSync(b)];
+    return x.ino ? x.dev === y.dev && x.ino === y.ino : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -418,54 +863,15 @@ export function showControls(text: string): string {
   );
 }
 
-function write(to: Stream, text: string): void {
-  const bytes = encoder.encode(text);
-  try {
-    for (let n = 0; n < bytes.length;) n += to.file.writeSync(bytes.subarray(n));
-  } catch (error) {
-    to.gone = true;
-    // A reader that went away (`| head -1`) is not an error; a full disk is.
-    if (to === stdout && !(error instanceof Deno.errors.BrokenPipe)) onOutputFailure(error);
-  }
-}
-
-/**
- * On a terminal, one line on stderr shows what the client waits for and for
- * how long (`⠋ waiting for mm … 3 s`). It leaves the cursor at its start, so
- * that a line mm writes to the shared stderr covers it, and it is erased
- * before anything else is printed. Never drawn in a file or a pipe.
- */
-let waiting: { label: string; since: number; drawn?: boolean } | undefined;
-let ticking = false;
-
-/** Starts showing `waiting for <label>`, or stops with `undefined`. */
-function waitFor(label?: string): void {
-  if (label === waiting?.label) return;
-  eraseProgress();
-  waiting = label === undefined ? undefined : { label, since: Date.now() };
-  if (!ticking && stderr.terminal) Deno.unrefTimer(Number(setInterval(drawProgress, 100)));
-  ticking ||= stderr.terminal;
-  drawProgress();
-}
-
-function drawProgress(): void {
-  if (!waiting || !stderr.terminal || (stdout.open && stdout.terminal)) return; // answer on screen
-  const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
-  const seconds = Math.floor((Date.now() - waiting.since) / 1000);
-  const label = showControls(waiting.label); // a tool's title is mm's text
-  write(stderr, `\r\x1b[K${spinner} waiting for ${label} … ${seconds} s\r`);
-  waiting.drawn = true;
-}
-
-function eraseProgress(): void {
-  if (waiting?.drawn) write(stderr, "\r\x1b[K");
-  if (waiting) waiting.drawn = false;
-}
-
-// ─── 4. Framing ──────────────────────────────────────────────────────────────
+// ─── 5. Framing ──────────────────────────────────────────────────────────────
 
 /** A line longer than a {@linkcode LineReader} accepts. */
-export class LineTooLongError extends Error {}
+export class LineTooLongError extends Error {
+  /** A line longer than `limit` bytes. */
+  constructor(readonly limit: number) {
+    super(`a line longer than ${limit} bytes`);
+  }
+}
 
 /**
  * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each
@@ -486,7 +892,7 @@ export class LineReader {
   #length = 0;
   #decoder = new TextDecoder();
 
-  /** A reader of lines up to `limit` bytes (32 MiB, as in the official SDK). */
+  /** A reader of lines up to `limit` bytes, not counting the line end (32 MiB, as in the official SDK). */
   constructor(readonly limit: number = 32 * 1024 * 1024) {}
 
   /**
@@ -510,13 +916,16 @@ export class LineReader {
   }
 
   #keep(bytes: Uint8Array): void {
-    if (this.#length + bytes.length > this.limit + 1) { // + 1: the `\r` of `\r\n`
-      [this.#parts, this.#length] = [[], 0];
-      throw new LineTooLongError(`mm sent a line longer than ${this.limit} bytes`);
+    if (bytes.length > 0) {
+      this.#parts.push(bytes); // kept, not copied: a stream hands over a new chunk each read
+      this.#length += bytes.length;
     }
-    if (bytes.length === 0) return;
-    this.#parts.push(bytes); // kept, not copied: a stream hands over a new chunk each read
-    this.#length += bytes.length;
+    const last = this.#parts.at(-1)?.at(-1);
+    // A last `\r` may be the start of the line's end, `\r\n`: it does not count.
+    if (this.#length - (last === 13 ? 1 : 0) > this.limit) {
+      [this.#parts, this.#length] = [[], 0];
+      throw new LineTooLongError(this.limit);
+    }
   }
 
   #take(): string {
@@ -582,7 +991,7 @@ export function parseFrame(line: string): Frame {
   return bad(validId ? id : null, -32600, "Invalid Request");
 }
 
-// ─── 5. The connection ───────────────────────────────────────────────────────
+// ─── 6. The connection ───────────────────────────────────────────────────────
 
 /** A JSON-RPC error, to answer a request with, or received as an answer. */
 class RpcError extends Error {
@@ -591,41 +1000,47 @@ class RpcError extends Error {
   }
 }
 
-/** The first bad frames are logged and answered; 1,000 in a row: mm is not talking JSON-RPC. */
-const [BAD_FRAMES_SHOWN, BAD_FRAMES_IN_A_ROW] = [10, 1000];
+/** The first bad frames are logged and answered. */
+const BAD_FRAMES_SHOWN = 10;
+/** After this many bad frames in a row, mm is not talking JSON-RPC. */
+const BAD_FRAMES_IN_A_ROW = 1000;
 /** Reading from mm pauses while more than this many characters of answers wait to be written. */
 const MAX_UNWRITTEN = 1024 * 1024;
 
 /** What the connection does with what mm sends; `fail` when it cannot go on. */
 interface Handlers {
-  request(method: string, params: unknown): unknown;
+  request(method: string, params: unknown, signal: AbortSignal): unknown;
   notification(method: string, params: unknown): void;
   fail(error: ClientError): void;
 }
 
 /**
- * JSON-RPC over mm's pipes. Frames queued in one tick go out in one write, whole and in order,
- * so the lines of a chunk are handled synchronously (an `await` per line costs a third of the
- * throughput); reading pauses while answers pile up unwritten, so memory stays bounded when mm
- * stops reading its stdin. `request` rejects with an {@linkcode RpcError}; `close` ends mm's
- * stdin after the queued frames; `reading` settles when mm's stdout has ended, every line handled.
+ * JSON-RPC over mm's pipes. Frames queued in one tick go out in one write,
+ * whole and in order, so the lines of a chunk are handled synchronously (an
+ * async iterator per line measured 0.61× the throughput). An answer that is a
+ * promise goes out when it settles, or as `-32800` when mm cancels the request
+ * first (`$/cancel_request`). Reading pauses while answers pile up unwritten,
+ * so memory stays bounded when mm stops reading its stdin. `request` rejects
+ * with an {@linkcode RpcError}; `close` ends mm's stdin after the queued
+ * frames; `reading` settles when mm's stdout has ended, every line handled.
  */
-function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers) {
+function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers: Handlers) {
   const writer = child.stdin.getWriter();
   const pending = new Map<RpcId, { resolve(r: unknown): void; reject(e: RpcError): void }>();
+  const running = new Map<RpcId, AbortController>(); // requests answered by a promise
   let [queued, unwritten, writing, nextId] = [[] as string[], 0, Promise.resolve(), 0];
   const bad = { total: 0, inARow: 0, first: "" };
 
   const send = (message: object) => {
     const line = JSON.stringify(message);
-    if (trace) printLine(stderr, `→ ${line}`);
+    if (trace) out.line(out.stderr, `→ ${line}`);
     queued.push(line, "\n");
     unwritten += line.length + 1;
     if (queued.length > 2) return; // a write of this tick is scheduled already
     writing = writing.then(async () => {
       const text = queued.join("");
       queued = [];
-      await writer.write(encoder.encode(text));
+      await writer.write(ENCODER.encode(text));
       unwritten -= text.length;
     }).catch(async (error) => {
       // An mm that exited is reported as such by the run; anything else is reported here.
@@ -633,37 +1048,69 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers) {
       if (!exited) handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
     });
   };
+  const reply = (id: RpcId, answer: { result: unknown } | { error: unknown }) =>
+    send({ jsonrpc: "2.0", id, ...answer });
+  const failure = (error: unknown) => {
+    const { code, message } = error instanceof RpcError
+      ? error
+      : { code: -32603, message: `Internal error: ${errorText(error)}` };
+    return { error: { code, message } };
+  };
+
+  const answer = (id: string | number, method: string, params: unknown) => {
+    const controller = new AbortController();
+    let result;
+    try {
+      result = handlers.request(method, params, controller.signal);
+    } catch (error) {
+      return reply(id, failure(error));
+    }
+    if (!(result instanceof Promise)) return reply(id, { result });
+    running.set(id, controller);
+    result.then((value) => ({ result: value }), failure).then((settled) => {
+      if (running.get(id) !== controller) return; // cancelled, and answered so
+      running.delete(id);
+      reply(id, settled);
+    });
+  };
+
+  /** `$/cancel_request`: a request still running is aborted and answered `-32800`. */
+  const cancel = (params: unknown) => {
+    const id = field(params, "requestId") as RpcId;
+    const controller = running.get(id);
+    if (!controller) return; // answered already, or never asked: nothing to cancel
+    running.delete(id);
+    controller.abort();
+    reply(id, { error: { code: -32800, message: "Request cancelled" } });
+  };
 
   const receive = (line: string) => {
-    if (trace && line.trim() !== "") printLine(stderr, `← ${line}`);
+    if (trace && line.trim() !== "") out.line(out.stderr, `← ${line}`);
     const frame = parseFrame(line);
     if (frame.kind === "blank") return;
     if (frame.kind === "bad") return badLine(line, frame.reply);
     bad.inARow = 0;
-    if (frame.kind === "notification") return handlers.notification(frame.method, frame.params);
-    const { id } = frame;
-    if (frame.kind === "request") {
-      try {
-        return send({ jsonrpc: "2.0", id, result: handlers.request(frame.method, frame.params) });
-      } catch (error) { // answerRequest() throws RpcErrors only
-        const { code, message } = error as RpcError;
-        return send({ jsonrpc: "2.0", id, error: { code, message } });
-      }
+    if (frame.kind === "request") return answer(frame.id, frame.method, frame.params);
+    if (frame.kind === "notification") {
+      if (frame.method === "$/cancel_request") return cancel(frame.params);
+      return handlers.notification(frame.method, frame.params);
     }
-    const waiting = pending.get(id);
-    if (!waiting) return log(`answer to no pending request (id ${JSON.stringify(id)}) ignored`);
-    pending.delete(id);
+    const waiting = pending.get(frame.id);
+    if (!waiting) {
+      return out.log(`answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`);
+    }
+    pending.delete(frame.id);
     if (!frame.error) return waiting.resolve(frame.result);
     const { code, message } = frame.error;
     waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
   };
 
   /** A noisy peer: log and answer the first few bad lines, count the rest, give up on a flood. */
-  const badLine = (line: string, reply: object) => {
+  const badLine = (line: string, badReply: object) => {
     if (bad.inARow++ === 0) bad.first = line.slice(0, 80);
     if (++bad.total <= BAD_FRAMES_SHOWN) {
-      printLine(stderr, `[client] bad frame from mm: ${line.slice(0, 80)}`);
-      send(reply);
+      out.line(out.stderr, `[client] bad frame from mm: ${line.slice(0, 80)}`);
+      send(badReply);
     }
     if (bad.inARow < BAD_FRAMES_IN_A_ROW) return;
     const many = `${bad.inARow} bad lines; first: ${bad.first}`;
@@ -680,7 +1127,7 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers) {
     if (last !== undefined) receive(last);
   })().catch((error) => {
     const message = error instanceof LineTooLongError
-      ? `${error.message}; connection dropped`
+      ? `mm sent ${error.message}; connection dropped`
       : `reading from mm: ${errorText(error)}`;
     handlers.fail(error instanceof ClientError ? error : new ClientError(message));
   });
@@ -699,15 +1146,9 @@ function connect(child: Deno.ChildProcess, trace: boolean, handlers: Handlers) {
   };
 }
 
-// ─── 6. The command line and the agent file ──────────────────────────────────
+type Connection = ReturnType<typeof connect>;
 
-/** An error that ends the run: `error: <message>` on stderr (none if empty), and an exit code. */
-export class ClientError extends Error {
-  /** `usage`: the usage follows the message. */
-  constructor(message: string, readonly exitCode = 1, readonly usage = false) {
-    super(message);
-  }
-}
+// ─── 7. The command line and the agent file ──────────────────────────────────
 
 /** The default question. */
 export const DEFAULT_QUESTION =
@@ -768,33 +1209,43 @@ export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>[
  */
 export function parseCommandLine(argv: readonly string[]): Options {
   const args = argv[0] === "--" ? argv.slice(1) : [...argv];
-  // A negative number is a value, not an option: `--timeout -1` is a bad timeout.
-  const at = args.findIndex((arg, i) => arg.startsWith("--") && /^-\d/.test(args[i + 1] ?? ""));
-  if (at >= 0) args.splice(at, 2, `${args[at]}=${args[at + 1]}`);
   const usage = (message: string) => new ClientError(message, 2, true);
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    const text = errorText(error);
-    const option = text.match(/'(?:-\w, )?(-[^' ]+)/)?.[1];
-    if (text.includes("does not take an argument")) throw usage(`${option} takes no value`);
-    if (text.startsWith("Unknown option")) throw usage(`unknown option ${option}`);
-    throw usage(`${option} needs a value`);
+  // Read loosely, then checked token by token: a value that starts with `-`
+  // (`--timeout -1`) is a value, and each mistake is named precisely.
+  const { values, positionals, tokens } = parseArgs({
+    args,
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const option = Object.hasOwn(OPTIONS, token.name)
+      ? OPTIONS[token.name as keyof typeof OPTIONS]
+      : undefined;
+    if (!option) throw usage(`unknown option ${token.rawName}`);
+    if (option.type === "boolean" && token.value !== undefined) {
+      throw usage(`${token.rawName} takes no value`);
+    }
+    const dashed = !token.inlineValue && /^-(?![\d.])./.test(token.value ?? "");
+    if (option.type === "string" && (token.value === undefined || dashed)) {
+      throw usage(`${token.rawName} needs a value`);
+    }
   }
-  const { values, positionals } = parsed;
-  const timeout = values.timeout;
+  const parsed = values as Omit<Options, "question" | "seconds">; // as checked above
+  const timeout = parsed.timeout;
   if (!/^(\d+\.?\d*|\.\d+)$/.test(timeout) || !(Number(timeout) > 0)) {
     throw usage(`--timeout takes a number of seconds above 0, got ${JSON.stringify(timeout)}`);
   }
-  if (values.mm === "") throw usage('--mm needs a path, got ""');
-  if (values.resume === "") throw usage('--resume needs a session id, got ""');
+  if (parsed.mm === "") throw usage('--mm needs a path, got ""');
+  if (parsed.resume === "") throw usage('--resume needs a session id, got ""');
   const question = positionals.join(" ").trim() ||
-    (values.interactive ? undefined : DEFAULT_QUESTION);
-  if (question === "-" && values.interactive) {
+    (parsed.interactive ? undefined : DEFAULT_QUESTION);
+  if (question === "-" && parsed.interactive) {
     throw usage("- reads the question from stdin, which --interactive reads too");
   }
-  return { ...values, question, seconds: Number(timeout) };
+  return { ...parsed, question, seconds: Number(timeout) };
 }
 
 /**
@@ -850,324 +1301,10 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
   return [`${sets}.discovery: ${config.discovery}, but the client announces ${announced}; ${then}`];
 }
 
-// ─── 7. The run ──────────────────────────────────────────────────────────────
+// ─── Helpers ─────────────────────────────────────────────────────────────────
 
-/** How long mm gets to exit once its stdin is closed, and to end a turn after `session/cancel`. */
-const [EXIT_GRACE_MS, CANCEL_GRACE_MS] = [2000, 5000];
-/** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
-const SAME_KEYPRESS_MS = 300;
 /** The longest delay a timer takes (about 24.8 days); a longer timeout never fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * The `initialize` params: the tool list in `meta` mode, `true` ("ask me for
- * it") in `request` mode (acp-client-tools.md, "Découverte").
- */
-export function initializeParams(
-  request: boolean,
-): { clientCapabilities: Record<string, unknown>; [key: string]: unknown } {
-  return {
-    protocolVersion: 1,
-    clientInfo: { name: "host-info-client", version: VERSION },
-    // Capabilities are a contract: no file system and no terminal, which this client lacks.
-    clientCapabilities: {
-      fs: { readTextFile: false, writeTextFile: false },
-      terminal: false,
-      _meta: { "org.mini-me/tools": request ? true : [...OFFERED_TOOLS] },
-    },
-  };
-}
-
-/**
- * One run: mm, the connection, and where the exchange stands. `waitingFor`
- * names what mm has yet to do ("the turn ended"), for an mm that exits;
- * `cancelledBy` is the exit code of the signal that cancelled the turn;
- * `failed` rejects when the run must end early, and every wait races it.
- * `replaying`: a loaded session's past is shown, dimmed on stderr; `titles`
- * by tool call id, for updates that do not repeat it; `running`: calls not done.
- */
-interface Run {
-  options: Options;
-  child: Deno.ChildProcess;
-  connection: Connection;
-  failed: Promise<never>;
-  fail(error: ClientError): void;
-  waitingFor?: string;
-  sessionId?: string;
-  cancelledBy?: number;
-  cancelTimer?: ReturnType<typeof setTimeout>;
-  lastSignal?: number;
-  replaying?: boolean;
-  titles: Map<string, string>;
-  running: Set<string>;
-}
-
-/**
- * Runs the client with a command line and returns the exit code. Every
- * failure is one `error: …` line on stderr, never a stack trace, and no mm
- * process outlives the client.
- */
-export async function main(argv: readonly string[]): Promise<number> {
-  let run: Run | undefined;
-  let [code, graceful] = [1, false];
-  try {
-    const options = parseCommandLine(argv);
-    if (options.help || options.version) {
-      print(stdout, `${options.help ? USAGE : `host-info-client ${VERSION}`}\n`);
-      return 0;
-    }
-    quiet = !!options.quiet;
-    const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
-    const { path, config } = readAgentFile(agent, options.agent !== undefined);
-    for (const warning of agentFileWarnings(agent, config, !!options.request)) {
-      printLine(stderr, `[client] ${warning}`);
-    }
-    if (options.question === "-") {
-      const text = await new Response(Deno.stdin.readable).text();
-      options.question = text.trim() || DEFAULT_QUESTION;
-    }
-    run = startRun(options, path);
-    code = await converse(run);
-    graceful = true;
-  } catch (error) {
-    code = error instanceof ClientError ? error.exitCode : 1;
-    if (stderr.open) print(stderr, "\n"); // Ctrl-C at the prompt: end its line
-    if (errorText(error)) printLine(stderr, `error: ${errorText(error)}`);
-    if (error instanceof ClientError && error.usage) printLine(stderr, USAGE);
-  }
-  waitFor(undefined);
-  // After a conversation that ended, or was left at the -i prompt, say how to come back to it.
-  const atPrompt = run?.options.interactive && run.waitingFor === "the next question";
-  if (code === 0 || (code === 130 && atPrompt)) log(`continue with: --resume ${run?.sessionId}`);
-  if (run) await endMm(run, graceful);
-  const unlogged = run?.connection.unlogged();
-  if (unlogged) printLine(stderr, `[client] ${unlogged} more bad frames from mm were not logged`);
-  return code;
-}
-
-/** Starts mm and connects to it; from here on, Ctrl-C and SIGTERM are the client's. */
-function startRun(options: Options, agentFile: string): Run {
-  const fromEnv = readEnv("MM_BIN");
-  const child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, !options.mm && !fromEnv);
-  let fail!: (error: ClientError) => void;
-  const failed = new Promise<never>((_, reject) => fail = reject);
-  failed.catch(() => {}); // read where it matters, in ask()
-  const connection = connect(child, !!options.trace, {
-    request: (method, params) => answerRequest(method, params, run.cancelledBy !== undefined),
-    notification: (method, params) => {
-      if (method !== "session/update") return; // other notifications are not for the user
-      showUpdate(field(params, "update"), run);
-      const [tool] = run.running; // what the progress line waits for: a running tool, or the model
-      if (run.waitingFor === "the turn ended") {
-        waitFor(tool ? run.titles.get(tool) ?? tool : "the model");
-      }
-    },
-    fail,
-  });
-  const run: Run = {
-    options,
-    child,
-    connection,
-    failed,
-    fail,
-    titles: new Map(),
-    running: new Set(),
-  };
-  onOutputFailure = (error) =>
-    fail(new ClientError(`cannot write the conversation: ${errorText(error)}`));
-  child.status.then(async (status) => {
-    await Promise.race([connection.reading, delay(1000)]); // read its last words first
-    const how = status.signal ? `signal ${status.signal}` : `code ${status.code}`;
-    fail(new ClientError(`mm exited with ${how} before ${run.waitingFor}`));
-  });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    Deno.addSignalListener(signal, () => interrupt(run, signal));
-  }
-  return run;
-}
-
-/**
- * Starts mm as `<mm> -acp -agent <file>` — the line to change if your mm is
- * started another way — in its own process group, so that a Ctrl-C typed in
- * the terminal reaches the client alone.
- */
-function startMm(mm: string, agentFile: string, defaultMm: boolean): Deno.ChildProcess {
-  let reason = "this run may not start it (add --allow-run)";
-  try {
-    if (granted({ name: "run", command: mm })) {
-      const [stdin, stdout, stderr] = ["piped", "piped", "inherit"] as const;
-      const args = ["-acp", "-agent", agentFile];
-      return new Deno.Command(mm, { args, stdin, stdout, stderr, detached: true }).spawn();
-    }
-  } catch (error) {
-    reason = error instanceof Deno.errors.NotFound
-      ? "not found"
-      : error instanceof Deno.errors.PermissionDenied
-      ? "not executable"
-      : errorText(error);
-  }
-  if (defaultMm && !granted({ name: "env", variable: "MM_BIN" })) {
-    reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
-  }
-  const message = `cannot start mm (${mm}): ${reason}. Install mini-me or set MM_BIN / --mm.`;
-  throw new ClientError(message, 127);
-}
-
-/** The whole conversation: `initialize`, a session, then one turn per question. */
-async function converse(run: Run): Promise<number> {
-  const { options } = run;
-  waitFor("mm");
-  const params = initializeParams(!!options.request);
-  const init = await ask(run, "initialize", params, options.seconds);
-  const version = JSON.stringify(field(init, "protocolVersion"));
-  if (version !== "1") {
-    throw new ClientError(`mm speaks ACP protocol version ${version}; this client speaks 1`);
-  }
-  await openSession(run, field(init, "agentCapabilities"));
-  waitFor(undefined); // the session is open: until a question, nothing to wait for
-  if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
-  const questions = readQuestions();
-  for (let question = options.question;; question = undefined) {
-    question ??= await nextQuestion(run, questions);
-    if (question === undefined) return 0; // end of input
-    const code = await turn(run, question);
-    if (run.cancelledBy === 143) return code; // SIGTERM ends the client, Ctrl-C only the turn
-    run.cancelledBy = undefined;
-  }
-}
-
-/**
- * Opens the session: `session/new`, or with `--resume` `session/resume` when
- * mm advertises it, else `session/load` (which replays the conversation so
- * far). In `request` mode mm asks for the tool list before it answers any of
- * the three (acp-client-tools.md, "Mode request").
- */
-async function openSession(run: Run, capabilities: unknown): Promise<void> {
-  const { options } = run;
-  const params = { cwd: Deno.cwd(), mcpServers: [] };
-  let how = "";
-  if (options.resume === undefined) {
-    const session = await ask(run, "session/new", params, options.seconds);
-    run.sessionId = String(field(session, "sessionId"));
-  } else {
-    const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
-    const method = resumes ? "session/resume" : "session/load";
-    if (!resumes && field(capabilities, "loadSession") !== true) {
-      throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
-    }
-    [run.sessionId, run.replaying] = [options.resume, method === "session/load"];
-    await ask(run, method, { sessionId: options.resume, ...params }, options.seconds);
-    run.replaying = false;
-    how = method === "session/load" ? " (loaded)" : " (resumed)";
-  }
-  log(`discovery: ${options.request ? "request" : "meta"}, session ${run.sessionId}${how}`);
-}
-
-/** One prompt turn: the question, mm's updates as they come, and its stop reason. */
-async function turn(run: Run, question: string): Promise<number> {
-  if (!quiet) printLine(stdout, `❓ ${question}`);
-  run.waitingFor = "the turn ended";
-  waitFor("the model");
-  const prompt = [{ type: "text", text: question }];
-  const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt });
-  clearTimeout(run.cancelTimer);
-  waitFor(undefined);
-  run.waitingFor = "the next question";
-  const stopReason = String(field(answer, "stopReason"));
-  if (!quiet) printLine(stdout, `[${stopReason}]`);
-  else if (stdout.open) print(stdout, "\n");
-  if (run.cancelledBy !== undefined) return run.cancelledBy;
-  return stopReason === "cancelled" ? 130 : stopReason === "refusal" ? 1 : 0;
-}
-
-/** The lines of stdin, for `--interactive`. */
-async function* readQuestions(): AsyncGenerator<string> {
-  const reader = new LineReader();
-  for await (const chunk of Deno.stdin.readable) yield* reader.push(chunk);
-  const last = reader.flush();
-  if (last !== undefined) yield last;
-}
-
-/** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
-async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
-  const atTerminal = Deno.stdin.isTerminal();
-  for (;;) {
-    if (atTerminal) print(stderr, "> ");
-    const next = await Promise.race([lines.next(), run.failed]);
-    stderr.open = false; // the person's Enter ended the prompt's line
-    if (next.done && atTerminal) print(stderr, "\n"); // Ctrl-D did not
-    if (next.done || next.value.trim()) return next.value?.trim();
-  }
-}
-
-/** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
-async function ask(run: Run, method: string, params: object, seconds?: number): Promise<unknown> {
-  if (run.waitingFor !== "the turn ended") run.waitingFor = `answering ${method}`;
-  let timer; // of the timeout
-  const timeout = new Promise<never>((_, reject) => {
-    if (seconds === undefined || seconds * 1000 > MAX_TIMER_MS) return;
-    const error = new ClientError(`mm did not answer ${method} within ${seconds} s`);
-    timer = setTimeout(() => reject(error), seconds * 1000);
-  });
-  try {
-    return await Promise.race([run.connection.request(method, params), run.failed, timeout]);
-  } catch (error) {
-    if (error instanceof RpcError) throw new ClientError(`mm refused ${method}: ${error.message}`);
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Ctrl-C or SIGTERM. During a turn, the first cancels it the ACP way
- * (`session/cancel`) and gives mm time to answer; a second kills mm. Before
- * the session exists, or at the `--interactive` prompt, the client ends.
- */
-function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
-  const now = performance.now();
-  if (now - (run.lastSignal ?? -Infinity) < SAME_KEYPRESS_MS) return; // one keypress, twice
-  run.lastSignal = now;
-  const code = signal === "SIGINT" ? 130 : 143;
-  const kill = (exit: number) => (killGroup(run.child), run.fail(new ClientError("", exit)));
-  if (run.waitingFor !== "the turn ended") return kill(code);
-  if (run.cancelledBy !== undefined) {
-    log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
-    return kill(run.cancelledBy);
-  }
-  run.cancelledBy = code;
-  log("cancelling…");
-  run.connection.notify("session/cancel", { sessionId: run.sessionId });
-  const late = () => (log("mm did not answer the cancellation in time; killing it"), kill(code));
-  run.cancelTimer = setTimeout(late, CANCEL_GRACE_MS);
-}
-
-/**
- * Ends mm. After a conversation that ended, close its stdin and give it time
- * to exit; after an error, do not wait. Then kill its whole process group: an
- * agent may run helper processes of its own.
- */
-async function endMm(run: Run, graceful: boolean): Promise<void> {
-  clearTimeout(run.cancelTimer);
-  if (graceful) {
-    const deadline = delay(EXIT_GRACE_MS);
-    await Promise.race([run.connection.close(), deadline]);
-    await Promise.race([run.child.status, deadline]);
-  }
-  killGroup(run.child);
-}
-
-type Connection = ReturnType<typeof connect>;
-
-function killGroup(child: Deno.ChildProcess): void {
-  try {
-    Deno.kill(-child.pid, "SIGKILL");
-  } catch {
-    // the group is gone already
-  }
-}
-
-// ─── Helpers ─────────────────────────────────────────────────────────────────
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -55,7 +55,7 @@ Deno.test("--help prints the usage and exits 0; --version prints the version", a
   assert.ok(help.stdout.includes("--timeout SECONDS"));
   const version = await runClient({ noMm: true, noTrace: true, args: ["--version"] });
   assert.equal(version.code, 0);
-  assert.equal(version.stdout, "host-info-client 0.2.0\n");
+  assert.equal(version.stdout, "host-info-client 0.3.0\n");
 });
 
 Deno.test("an unknown option is one line naming it plus the usage, exit 2", async () => {

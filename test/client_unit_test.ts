@@ -11,15 +11,15 @@ import {
   DEFAULT_QUESTION,
   describeUptime,
   gib,
-  HOST_INFO_TOOL,
   hostInfo,
   initializeParams,
   isOfferedToolTitle,
-  OFFERED_TOOLS,
   osName,
   parseCommandLine,
   readToolCall,
   showControls,
+  TOOL_DESCRIPTIONS,
+  TOOLS,
 } from "../client.ts";
 import { validateToolList } from "./mm_sim.ts";
 
@@ -100,24 +100,26 @@ Deno.test("a tool call's arguments are the params without _meta, its session fro
 // ─── Announcing it ───────────────────────────────────────────────────────────
 
 Deno.test("the tool description passes every rule of mini-me's list validation", () => {
-  const { tools, skipped } = validateToolList([HOST_INFO_TOOL]);
+  const { tools, skipped } = validateToolList([...TOOL_DESCRIPTIONS]);
   assert.deepEqual(skipped, []);
   assert.equal(tools[0].modelName, "client_host_info");
-  assert.ok(HOST_INFO_TOOL.method.startsWith("_"));
-  assert.equal(HOST_INFO_TOOL.inputSchema.type, "object");
-  assert.deepEqual(OFFERED_TOOLS, [HOST_INFO_TOOL]);
+  const [hostInfoTool] = TOOL_DESCRIPTIONS;
+  assert.ok(hostInfoTool.method.startsWith("_"));
+  assert.equal(hostInfoTool.inputSchema.type, "object");
+  assert.deepEqual(Object.keys(hostInfoTool), ["name", "description", "method", "inputSchema"]);
+  assert.deepEqual(TOOLS.map((t) => t.name), ["host_info"]);
 });
 
 Deno.test("initialize announces the list in meta mode, true in request mode, and no fs or terminal", () => {
   const capabilities = (request: boolean) => initializeParams(request).clientCapabilities;
-  assert.deepEqual(capabilities(false)._meta, { "org.mini-me/tools": [HOST_INFO_TOOL] });
+  assert.deepEqual(capabilities(false)._meta, { "org.mini-me/tools": TOOL_DESCRIPTIONS });
   assert.deepEqual(capabilities(true)._meta, { "org.mini-me/tools": true });
   assert.deepEqual(capabilities(false).fs, { readTextFile: false, writeTextFile: false });
   assert.equal(capabilities(false).terminal, false);
   assert.equal(initializeParams(false).protocolVersion, 1);
   assert.deepEqual(initializeParams(false).clientInfo, {
     name: "host-info-client",
-    version: "0.2.0",
+    version: "0.3.0",
   });
 });
 

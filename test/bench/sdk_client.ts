@@ -13,8 +13,8 @@ import {
   hostInfo,
   initializeParams,
   isOfferedToolTitle,
-  OFFERED_TOOLS,
   readToolCall,
+  TOOL_DESCRIPTIONS,
 } from "../../client.ts";
 
 const [mm, agentFile, question] = [Deno.args[0], Deno.args[1], Deno.args[2] ?? "How much memory?"];
@@ -38,7 +38,7 @@ const app = acp.client({ name: "sdk-reference" })
   })
   .onRequest("_org.mini-me/tools/list", anything, ({ params }) => {
     log(`list requested for session ${(params as Record<string, unknown>)?.sessionId}`);
-    return { tools: [...OFFERED_TOOLS] };
+    return { tools: TOOL_DESCRIPTIONS };
   })
   .onRequest("session/request_permission", ({ params }) => {
     const allow = isOfferedToolTitle(params.toolCall.title);
