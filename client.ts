@@ -230,7 +230,7 @@ function fact(needs: SysName[], read: () => string) {
 const TOPICS = {
   os: fact(["osRelease", "hostname"], () => {
     const { os, arch } = Deno.build;
-    return `${osName(os)} ${KERNEL_RELEASE()} (${os}/${arch}), host name ${Deno.hostname()}`;
+    return `${osName(os)} ${KERNEL_RELEASE()} (${os}/${arch}), host name ${HOST_NAME()}`;
   }),
   cpu: fact(["cpus", "loadavg"], () => {
     const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
@@ -245,6 +245,7 @@ const TOPICS = {
 
 /** `Deno.osRelease()` reads a file each time; the kernel does not change under a running client. */
 const KERNEL_RELEASE = once(() => Deno.osRelease());
+const HOST_NAME = once(() => Deno.hostname());
 /** Deno has no API for the CPU model: `node:os` reads it. */
 const CPU_MODEL = once(() => cpus()[0]?.model.trim() || "unknown CPU");
 
@@ -390,6 +391,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (unlogged) {
     out.line(out.stderr, `[client] ${unlogged} more bad frames from mm were not logged`);
   }
+  out.flush();
   return code;
 }
 
@@ -758,6 +760,7 @@ class Output {
   onFailure: (error: unknown) => void = () => {};
   #waiting?: { label: string; since: number; drawn: boolean };
   #ticking = false;
+  #queue: [Stream, string][] = [];
 
   static #open(file: typeof Deno.stdout): Stream {
     const terminal = file.isTerminal();
@@ -822,14 +825,24 @@ class Output {
     if (this.#waiting?.drawn) this.#write(this.stderr, "\r\x1b[K"), this.#waiting.drawn = false;
   }
 
+  /** Queues text; what one tick prints goes out together, in order, in one write per stream. */
   #write(to: Stream, text: string): void {
-    const bytes = ENCODER.encode(text);
-    try {
-      for (let n = 0; n < bytes.length;) n += to.file.writeSync(bytes.subarray(n));
-    } catch (error) {
-      to.gone = true;
-      // A reader that went away (`| head -1`) is not an error; a full disk is.
-      if (to === this.stdout && !(error instanceof Deno.errors.BrokenPipe)) this.onFailure(error);
+    const last = this.#queue.at(-1);
+    if (last?.[0] === to) last[1] += text;
+    else if (this.#queue.push([to, text]) === 1) queueMicrotask(() => this.flush());
+  }
+
+  /** Writes what is queued. */
+  flush(): void {
+    for (const [to, text] of this.#queue.splice(0)) {
+      const bytes = ENCODER.encode(text);
+      try {
+        for (let n = 0; n < bytes.length && !to.gone;) n += to.file.writeSync(bytes.subarray(n));
+      } catch (error) {
+        to.gone = true;
+        // A reader that went away (`| head -1`) is not an error; a full disk is.
+        if (to === this.stdout && !(error instanceof Deno.errors.BrokenPipe)) this.onFailure(error);
+      }
     }
   }
 }
