@@ -196,7 +196,13 @@ export function choosePermission(options: unknown, allow: boolean): PermissionOu
   return allow ? choosePermission(options, false) : { outcome: "cancelled" };
 }
 
+/**
+ * Answers a permission request, and shows the call it is about (a real agent
+ * may ask for a call it never announced); a refusal shows on stdout too.
+ */
 function answerPermission(run: Run, params: unknown): PermissionOutcome {
+  const { out } = run;
+  const call = seeCall(run, field(params, "toolCall"), out.stdout);
   const title = field(field(params, "toolCall"), "title");
   const options = field(params, "options");
   // Once the client has sent session/cancel, ACP says every permission
@@ -206,7 +212,12 @@ function answerPermission(run: Run, params: unknown): PermissionOutcome {
     : choosePermission(options, isOfferedToolTitle(title));
   const chosen = [options].flat().find((o) => field(o, "optionId") === field(outcome, "optionId"));
   const allowed = "optionId" in outcome && `${field(chosen, "kind")}`.startsWith("allow");
-  run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
+  out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
+  if (!allowed) {
+    run.refused = true;
+    run.running.delete(call);
+    if (!out.quiet) out.line(out.stdout, `✖ ${call.title} refused`, RED);
+  }
   return outcome;
 }
 
@@ -343,7 +354,12 @@ interface Run {
   cancelTimer?: ReturnType<typeof setTimeout>;
   lastSignal?: number;
   replaying?: boolean;
-  calls: Map<string, { title: string; running: boolean }>;
+  calls: Map<string, Call>;
+  running: Set<Call>;
+  /** The next agent text starts on a line of its own (it follows a tool call or a block). */
+  textBreak?: boolean;
+  /** A permission was refused in this turn. */
+  refused?: boolean;
 }
 
 /**
@@ -408,7 +424,7 @@ function startRun(options: Options, out: Output, agentFile: string): Run {
       if (method !== "session/update") return; // other notifications are not for the user
       showUpdate(run, field(params, "update"));
       // What the progress line waits for: a running tool, or the model.
-      const running = [...run.calls.values()].find((call) => call.running);
+      const [running] = run.running;
       if (run.stage === "turn") out.waitFor(running?.title ?? "the model");
     },
     fail,
@@ -422,6 +438,7 @@ function startRun(options: Options, out: Output, agentFile: string): Run {
     fail,
     stage: "opening",
     calls: new Map(),
+    running: new Set(),
   };
   out.onFailure = (error) =>
     fail(new ClientError(`cannot write the conversation: ${errorText(error)}`));
@@ -536,7 +553,7 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
 async function turn(run: Run, question: string): Promise<number> {
   const { out } = run;
   if (!out.quiet) out.line(out.stdout, `❓ ${question}`);
-  run.stage = "turn";
+  [run.stage, run.refused] = ["turn", false];
   out.waitFor("the model");
   const prompt = [{ type: "text", text: question }];
   const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt });
@@ -547,6 +564,10 @@ async function turn(run: Run, question: string): Promise<number> {
   if (!out.quiet) out.line(out.stdout, `[${stopReason}]`);
   else if (out.stdout.open) out.print(out.stdout, "\n");
   if (run.cancelledBy !== undefined) return run.cancelledBy;
+  if (stopReason === "cancelled") {
+    const why = run.refused ? " after a refused permission" : "";
+    out.line(out.stderr, `[client] mm ended the turn as cancelled; the client did not ask${why}`);
+  }
   return stopReason === "cancelled" ? 130 : stopReason === "refusal" ? 1 : 0;
 }
 
@@ -594,67 +615,156 @@ async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<st
  * Shows one `session/update`: one `case` per kind the user sees, and a
  * `default` that ignores kinds this client does not know. stdout is the
  * conversation; stderr is diagnostics, and with `--verbose` thoughts, plans,
- * usage. A loaded session's replay goes to stderr, dimmed.
+ * usage and the session's settings. A loaded session's replay goes to stderr, dimmed.
  */
 function showUpdate(run: Run, update: unknown): void {
-  const { out, calls } = run;
+  const { out, options } = run;
   const kind = field(update, "sessionUpdate");
-  const to = run.replaying ? out.stderr : out.stdout;
-  const style = run.replaying ? DIM : undefined;
-  // --quiet shows the answer alone; a replay, not at all.
-  const shown = !out.quiet || (!run.replaying && kind === "agent_message_chunk");
-  const id = String(field(update, "toolCallId") ?? "");
-  const title = field(update, "title");
-  const call = calls.get(id) ?? { title: id, running: false };
-  if (typeof title === "string") call.title = title;
-  if (kind === "tool_call" || kind === "tool_call_update") calls.set(id, call);
   const content = field(update, "content");
+  const [to, style] = run.replaying ? [out.stderr, DIM] : [out.stdout, undefined];
+  const note = (text: string) => options.verbose && out.line(out.stderr, text, DIM);
   switch (kind) {
     case "agent_message_chunk":
-      return shown ? showChunk(out, to, content, style) : undefined;
+      if (out.quiet && run.replaying) return;
+      if (blockText(content) === "") return; // an empty chunk only carries _meta
+      // Text that follows a tool call or another block starts on a line of its own.
+      if (run.textBreak && to.open && !out.quiet) out.print(to, "\n");
+      run.textBreak = field(content, "type") !== "text";
+      return showChunk(out, to, content, style);
     case "user_message_chunk":
-      if (run.replaying && shown) out.line(out.stderr, `❓ ${blockText(content)}`, DIM);
+      if (run.replaying && !out.quiet) out.line(out.stderr, `❓ ${blockText(content)}`, DIM);
       return;
     case "tool_call":
-      call.running = true;
-      if (shown) out.line(to, `🛠️ ${call.title}`, style);
-      return shown ? showToolContent(out, to, content, style) : undefined;
-    case "tool_call_update": {
-      const status = field(update, "status");
-      if (status === "completed" || status === "failed") call.running = false;
-      if (!shown) return;
-      if (status === "failed") out.line(to, `✖ ${call.title} failed`, style ?? RED);
-      return showToolContent(out, to, content, style);
-    }
+    case "tool_call_update":
+      return showToolCall(run, update, to, style);
     case "agent_thought_chunk":
-      return run.options.verbose ? showChunk(out, out.stderr, content, DIM) : undefined;
-    case "plan": {
-      const entries = field(update, "entries");
-      if (!run.options.verbose || !Array.isArray(entries)) return;
-      out.line(out.stderr, "plan:", DIM);
-      for (const e of entries) {
-        out.line(out.stderr, `  [${field(e, "status")}] ${field(e, "content")}`, DIM);
+      return void (options.verbose && showChunk(out, out.stderr, content, DIM));
+    case "plan":
+      note("plan:");
+      for (const e of list(field(update, "entries"))) {
+        note(`  [${field(e, "status")}] ${field(e, "content")}`);
       }
       return;
-    }
     case "usage_update": {
-      if (!run.options.verbose || !isObject(update)) return;
-      const { used, size, cost } = update;
+      const cost = field(update, "cost");
       const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
-      return out.line(out.stderr, `usage: ${used} of ${size} tokens${paid}`, DIM);
+      return void note(`usage: ${field(update, "used")} of ${field(update, "size")} tokens${paid}`);
     }
+    case "available_commands_update": {
+      const names = list(field(update, "availableCommands")).map((c) => `/${field(c, "name")}`);
+      return void note(`commands: ${names.join(", ")}`);
+    }
+    case "current_mode_update":
+      return void note(`mode: ${field(update, "currentModeId")}`);
+    case "session_info_update": {
+      const title = field(update, "title");
+      return void (typeof title === "string" && note(`title: ${title}`));
+    }
+    case "config_option_update":
+      for (const o of list(field(update, "configOptions"))) {
+        note(`config: ${field(o, "id")} = ${field(o, "currentValue")}`);
+      }
+      return;
     default: // a kind this client does not know: nothing to show
   }
 }
 
-/** A tool call's content: each line of its text as `│ <line>`. */
-function showToolContent(out: Output, to: Stream, content: unknown, style?: number): void {
-  for (const item of Array.isArray(content) ? content : []) {
-    const block = field(item, "type") === "content" ? field(item, "content") : item;
-    const lines = blockText(block).split(/\r?\n/);
-    if (lines.length > 1 && lines.at(-1) === "") lines.pop();
-    for (const line of lines) out.line(to, `│ ${line}`, style);
+/** A tool call as the client has shown it: its title, its content lines, whether it runs. */
+type Call = { title: string; lines: string[]; rawOutput?: unknown };
+
+/**
+ * A tool call or its update. ACP: an update carries only what changed, and
+ * its `content` replaces the call's content, so only lines not shown yet are
+ * shown. A call that ends without content shows its `rawOutput`.
+ */
+function showToolCall(run: Run, update: unknown, to: Stream, style?: number): void {
+  const { out } = run;
+  const call = seeCall(run, update, to, style);
+  const status = field(update, "status");
+  if (status === "completed" || status === "failed") run.running.delete(call);
+  else if (field(update, "sessionUpdate") === "tool_call") run.running.add(call);
+  if (field(update, "rawOutput") !== undefined) call.rawOutput = field(update, "rawOutput");
+  if (out.quiet) return;
+  if (status === "failed") out.line(to, `✖ ${call.title} failed`, style ?? RED);
+  const content = field(update, "content");
+  let lines = Array.isArray(content) ? content.flatMap(contentLines) : call.lines;
+  if (!run.running.has(call) && lines.length === 0 && call.rawOutput !== undefined) {
+    const raw = call.rawOutput;
+    lines = textLines(typeof raw === "string" ? raw : JSON.stringify(raw));
+    if (lines.length > RAW_OUTPUT_LINES) {
+      lines = [
+        ...lines.slice(0, RAW_OUTPUT_LINES),
+        `… (${lines.length - RAW_OUTPUT_LINES} more lines)`,
+      ];
+    }
   }
+  // When the new content extends what was shown, only the new part; a last line that grew
+  // is shown again whole. Otherwise the new content whole.
+  const shown = call.lines;
+  const extended = shown.every((line, i) =>
+    lines[i] === line || (i === shown.length - 1 && lines[i]?.startsWith(line))
+  );
+  const from = !extended ? 0 : shown.length - (lines[shown.length - 1] === shown.at(-1) ? 0 : 1);
+  for (const line of lines.slice(from)) out.line(to, `│ ${line}`, style);
+  call.lines = lines;
+}
+
+/** A `rawOutput` is shown up to this many lines. */
+const RAW_OUTPUT_LINES = 20;
+
+/**
+ * The call an update or a permission request is about. Every call is shown
+ * once, when first seen, and once more when its title changes, so that the
+ * command that runs is always visible (`🛠️ Terminal → ls -la /`).
+ */
+function seeCall(run: Run, toolCall: unknown, to: Stream, style?: number): Call {
+  const id = String(field(toolCall, "toolCallId") ?? "");
+  const title = field(toolCall, "title");
+  const known = run.calls.get(id);
+  const call = known ?? { title: typeof title === "string" ? title : id, lines: [] };
+  run.calls.set(id, call);
+  run.textBreak = true;
+  const shown = !run.out.quiet;
+  if (!known && shown) run.out.line(to, `🛠️ ${call.title}`, style);
+  if (known && typeof title === "string" && title !== call.title) {
+    if (shown) run.out.line(to, `🛠️ ${call.title} → ${title}`, style);
+    call.title = title;
+  }
+  return call;
+}
+
+/** One item of a tool call's content as lines: text, a diff's size, a terminal, another block. */
+function contentLines(item: unknown): string[] {
+  switch (field(item, "type")) {
+    case "content":
+      return textLines(blockText(field(item, "content")));
+    case "diff": {
+      const [before, after] = [field(item, "oldText"), field(item, "newText")].map((t) =>
+        typeof t === "string" && t !== "" ? textLines(t) : []
+      );
+      const left = new Map<string, number>();
+      for (const line of before) left.set(line, (left.get(line) ?? 0) + 1);
+      let added = 0; // lines of the new text not matched by a line of the old one
+      for (const line of after) {
+        const unmatched = left.get(line) ?? 0;
+        if (unmatched > 0) left.set(line, unmatched - 1);
+        else added++;
+      }
+      const removed = before.length - (after.length - added);
+      return [`diff ${field(item, "path")} (+${added} −${removed} lines)`];
+    }
+    case "terminal":
+      return [`[terminal ${field(item, "terminalId")}]`];
+    default:
+      return textLines(blockText(item));
+  }
+}
+
+/** A text's lines at `\n` or `\r\n`; a last line end adds no line. */
+function textLines(text: string): string[] {
+  const lines = text.split(/\r?\n/);
+  if (lines.length > 1 && lines.at(-1) === "") lines.pop();
+  return lines;
 }
 
 /** Streams a message chunk as it comes, with no newline added; another block on its own line. */
@@ -1323,7 +1433,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** `value` when it is an array, else an empty one. */
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
 /** `value[key]` when `value` is an object, else `undefined`. */
+
 function field(value: unknown, key: string): unknown {
   return isObject(value) ? value[key] : undefined;
 }
