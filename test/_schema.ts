@@ -148,3 +148,29 @@ function checkFrame(frame: string, received: Map<string, string>): string | unde
   if (!definition) return `a result for ${method}, which should have been an error`;
   return validate(definition, message.result);
 }
+
+const peerParams: Record<string, string> = {
+  "session/update": "SessionNotification",
+  "session/request_permission": "RequestPermissionRequest",
+};
+
+/**
+ * Validates the `←` (received) updates and permission requests of a `--trace`
+ * transcript against the ACP schema: a peer that plays a real agent must send
+ * only what ACP v1 allows, or a test of it proves nothing.
+ */
+export function checkReceivedFrames(stderr: string): Violation[] {
+  const violations: Violation[] = [];
+  for (const line of stderr.split("\n")) {
+    if (!line.startsWith("← ")) continue;
+    const frame = line.slice(2);
+    const message = JSON.parse(frame);
+    const definition = peerParams[message.method];
+    if (!definition) continue;
+    const validate = acpDefinition(definition);
+    if (!validate(message.params)) {
+      violations.push({ frame, problem: `${definition}: ${ajv.errorsText(validate.errors)}` });
+    }
+  }
+  return violations;
+}

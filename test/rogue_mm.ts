@@ -17,8 +17,8 @@ let closed = false;
 let deaf = false;
 
 /** Writes raw text to stdout, in 64 KiB writes; false once stdout is gone. */
-async function write(text: string): Promise<boolean> {
-  const bytes = encoder.encode(text);
+async function write(raw: string): Promise<boolean> {
+  const bytes = encoder.encode(raw);
   for (let at = 0; at < bytes.length;) {
     try {
       at += await Deno.stdout.write(bytes.subarray(at, Math.min(at + 65536, bytes.length)));
@@ -33,14 +33,14 @@ function send(message: Message): Promise<boolean> {
   return write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
 }
 
-function report(text: string): void {
-  console.error(`[rogue] ${text}`);
+function report(line: string): void {
+  console.error(`[rogue] ${line}`);
 }
 
 async function readInbox(): Promise<void> {
   let buffer = "";
-  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
+  for await (const piece of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+    buffer += piece;
     let end;
     while ((end = buffer.indexOf("\n")) >= 0) {
       const line = buffer.slice(0, end);
@@ -90,6 +90,13 @@ function update(u: Message): Promise<boolean> {
 function hostInfoCall(id: number | string, params: unknown): Promise<boolean> {
   return send({ id, method: "_demo.minime/host_info", params });
 }
+
+/** An agent message chunk of text. */
+const chunk = (t: string) =>
+  update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } });
+
+/** A tool call's content: one text block. */
+const textContent = (t: string) => [{ type: "content", content: { type: "text", text: t } }];
 
 const endTurn = (prompt: Message, stopReason = "end_turn") =>
   send({ id: prompt.id, result: { stopReason } });
@@ -549,8 +556,6 @@ const scenarios: Record<string, () => Promise<void>> = {
   },
   async "interleave"() {
     const prompt = await handshake();
-    const chunk = (text: string) =>
-      update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
     await chunk("Part one,");
     await hostInfoCall(1, { topic: "os" });
     await next(answerTo(1));
@@ -587,6 +592,253 @@ const scenarios: Record<string, () => Promise<void>> = {
       content: { type: "text", text: "Done." },
     });
     await endTurn(prompt);
+  },
+  // ─── What real agents send (ACP v1 shapes the stand-in never sends) ──────────
+  async "unannounced-permission"() {
+    const prompt = await handshake();
+    await chunk("I will list / with the shell tool.");
+    const toolCall = {
+      toolCallId: "shell-1",
+      title: "ls /",
+      kind: "execute",
+      rawInput: { command: "ls /" },
+    };
+    await send({
+      id: 600,
+      method: "session/request_permission",
+      params: { sessionId: SESSION, toolCall, options: PERMISSION_OPTIONS },
+    });
+    report(`answer ${JSON.stringify(await next(answerTo(600)))}`);
+    await chunk("The shell tool answered: nothing.");
+    await endTurn(prompt);
+  },
+  async "renamed-call"() {
+    const prompt = await handshake();
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "t1",
+      title: "Terminal",
+      kind: "execute",
+      status: "pending",
+    });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "t1",
+      title: "ls -la /",
+      status: "in_progress",
+    });
+    const toolCall = { toolCallId: "t1", title: "ls -la /", kind: "execute" };
+    await send({
+      id: 601,
+      method: "session/request_permission",
+      params: { sessionId: SESSION, toolCall, options: PERMISSION_OPTIONS },
+    });
+    report(`answer ${JSON.stringify(await next(answerTo(601)))}`);
+    await update({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "failed" });
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "t2",
+      title: "bash",
+      kind: "execute",
+      status: "pending",
+    });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "t2",
+      title: "cat /etc/hostname",
+      status: "completed",
+      content: textContent("vm\n"),
+    });
+    await endTurn(prompt);
+  },
+  async "growing-content"() {
+    const prompt = await handshake();
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "g1",
+      title: "npm test",
+      kind: "execute",
+      status: "in_progress",
+    });
+    // ACP: content in an update replaces the call's content, so each carries everything so far.
+    for (
+      const soFar of [
+        "line 1\n",
+        "line 1\nline 2\n",
+        "line 1\nline 2\nline 3",
+        "line 1\nline 2\nline 3 done\n",
+      ]
+    ) {
+      await update({
+        sessionUpdate: "tool_call_update",
+        toolCallId: "g1",
+        content: textContent(soFar),
+      });
+    }
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "g1",
+      status: "completed",
+      content: textContent("all 3 passed\n"),
+    });
+    await endTurn(prompt);
+  },
+  async "raw-output"() {
+    const prompt = await handshake();
+    const lines = Array.from({ length: 25 }, (_, i) => `log ${i + 1}`).join("\n");
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "r1",
+      title: "Read log",
+      kind: "read",
+      status: "pending",
+    });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "r1",
+      status: "completed",
+      rawOutput: lines,
+    });
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "r2",
+      title: "Exit code",
+      kind: "execute",
+      status: "pending",
+    });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "r2",
+      status: "completed",
+      rawOutput: { exitCode: 0, stdout: "ok" },
+    });
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "r3",
+      title: "With content",
+      kind: "read",
+      status: "pending",
+    });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "r3",
+      content: textContent("the content"),
+      rawOutput: "not shown",
+    });
+    await update({ sessionUpdate: "tool_call_update", toolCallId: "r3", status: "completed" });
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "r4",
+      title: "Early raw",
+      kind: "read",
+      status: "pending",
+    });
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "r4",
+      status: "in_progress",
+      rawOutput: "read early",
+    });
+    await update({ sessionUpdate: "tool_call_update", toolCallId: "r4", status: "completed" });
+    await endTurn(prompt);
+  },
+  async "diff-terminal"() {
+    const prompt = await handshake();
+    const diff = { type: "diff", path: "/p/a.txt", oldText: "a\nb\nc\n", newText: "a\nB\nc\nd\n" };
+    const created = { type: "diff", path: "/p/new.txt", oldText: null, newText: "x\ny\n" };
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "d1",
+      title: "Edit files",
+      kind: "edit",
+      status: "completed",
+      content: [diff, created],
+    });
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "d2",
+      title: "Run tests",
+      kind: "execute",
+      status: "in_progress",
+      content: [{ type: "terminal", terminalId: "term-1" }],
+    });
+    await update({ sessionUpdate: "tool_call_update", toolCallId: "d2", status: "completed" });
+    await endTurn(prompt);
+  },
+  async "glued-text"() {
+    const prompt = await handshake();
+    await update({
+      sessionUpdate: "tool_call",
+      toolCallId: "s1",
+      title: "search",
+      kind: "search",
+      status: "pending",
+    });
+    await chunk("Searching.");
+    await update({ sessionUpdate: "tool_call_update", toolCallId: "s1", status: "in_progress" });
+    await chunk("Found it.");
+    await update({ sessionUpdate: "tool_call_update", toolCallId: "s1", status: "completed" });
+    await chunk("");
+    await chunk(" Done.");
+    await endTurn(prompt);
+  },
+  async "session-extras"() {
+    const prompt = await handshake();
+    await update({
+      sessionUpdate: "available_commands_update",
+      availableCommands: [{ name: "web", description: "Search the web" }, {
+        name: "test",
+        description: "Run the tests",
+        input: { hint: "which" },
+      }],
+    });
+    await update({ sessionUpdate: "current_mode_update", currentModeId: "code" });
+    await update({
+      sessionUpdate: "session_info_update",
+      title: "Host facts",
+      updatedAt: "2026-12-01T10:00:00Z",
+    });
+    await update({ sessionUpdate: "session_info_update", updatedAt: "2026-12-01T10:00:01Z" });
+    await update({
+      sessionUpdate: "config_option_update",
+      configOptions: [
+        {
+          id: "model",
+          name: "Model",
+          type: "select",
+          currentValue: "qwen",
+          options: [{ value: "qwen", name: "Qwen" }],
+        },
+        { id: "fast", name: "Fast", type: "boolean", currentValue: true },
+      ],
+    });
+    for (const used of [100, 200]) {
+      await update({ sessionUpdate: "usage_update", used, size: 1000 });
+    }
+    await chunk("Settled.");
+    await update({
+      sessionUpdate: "usage_update",
+      used: 300,
+      size: 1000,
+      cost: { amount: 0.01, currency: "USD" },
+    });
+    await endTurn(prompt);
+  },
+  async "self-cancel"() {
+    const prompt = await handshake();
+    const toolCall = {
+      toolCallId: "rm-1",
+      title: "rm -rf /tmp/x",
+      kind: "delete",
+      rawInput: { command: "rm -rf /tmp/x" },
+    };
+    await send({
+      id: 602,
+      method: "session/request_permission",
+      params: { sessionId: SESSION, toolCall, options: PERMISSION_OPTIONS },
+    });
+    report(`answer ${JSON.stringify(await next(answerTo(602)))}`);
+    await endTurn(prompt, "cancelled");
   },
   async "pause-mid-answer"() {
     const prompt = await handshake();
