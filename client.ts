@@ -351,6 +351,12 @@ interface Run {
   asking?: string;
   sessionId?: string;
   cancelledBy?: number;
+  /** The error a cancelled turn ends the run with (`--turn-timeout`). */
+  cancelWhy?: string;
+  /** When mm last sent something, as `performance.now()`. */
+  heard: number;
+  /** The answer text of the turn so far. */
+  answer: string;
   cancelTimer?: ReturnType<typeof setTimeout>;
   lastSignal?: number;
   replaying?: boolean;
@@ -377,7 +383,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       out.print(out.stdout, `${options.help ? USAGE : `host-info-client ${VERSION}`}\n`);
       return 0;
     }
-    out.quiet = !!options.quiet;
+    [out.quiet, out.json] = [!!options.quiet, !!options.json];
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
     const { path, config } = readAgentFile(agent, options.agent !== undefined);
     for (const warning of agentFileWarnings(agent, config, !!options.request)) {
@@ -395,12 +401,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
     if (errorText(error)) out.line(out.stderr, `error: ${errorText(error)}`);
     if (error instanceof ClientError && error.usage) out.line(out.stderr, USAGE);
+    out.json = out.json || argv.includes("--json"); // a script is told why, even of a usage error
+    out.record({ error: { message: errorText(error) || "interrupted", exitCode: code } });
   }
   out.waitFor(undefined);
-  // After a conversation that ended, or was left at the -i prompt, say how to come back to it.
-  const atPrompt = run?.options.interactive && run.stage === "question";
-  if (code === 0 || (code === 130 && atPrompt)) {
-    out.log(`continue with: --resume ${run?.sessionId}`);
+  // After a turn that ended, cancelled or not, or at the -i prompt, say how to come back to it.
+  const cancelled = [124, 130, 143].includes(code) && run?.stage === "question";
+  if ((code === 0 || cancelled) && run?.sessionId) {
+    out.log(`continue with: --resume ${run.sessionId}`);
   }
   if (run) await endMm(run, graceful);
   const unlogged = run?.connection.unlogged();
@@ -419,9 +427,15 @@ function startRun(options: Options, out: Output, agentFile: string): Run {
   const failed = new Promise<never>((_, reject) => fail = reject);
   failed.catch(() => {}); // read where it matters, in ask()
   const connection = connect(child, !!options.trace, out, {
-    request: (method, params, signal) => answerRequest(run, method, params, signal),
+    request: (method, params, signal) => {
+      run.heard = performance.now();
+      return answerRequest(run, method, params, signal);
+    },
+    answered: (method, params, answer) => out.record({ request: { method, params }, answer }),
     notification: (method, params) => {
       if (method !== "session/update") return; // other notifications are not for the user
+      run.heard = performance.now();
+      out.record(params);
       showUpdate(run, field(params, "update"));
       // What the progress line waits for: a running tool, or the model.
       const [running] = run.running;
@@ -439,6 +453,8 @@ function startRun(options: Options, out: Output, agentFile: string): Run {
     stage: "opening",
     calls: new Map(),
     running: new Set(),
+    heard: 0,
+    answer: "",
   };
   out.onFailure = (error) =>
     fail(new ClientError(`cannot write the conversation: ${errorText(error)}`));
@@ -490,7 +506,10 @@ async function converse(run: Run): Promise<number> {
   if (version !== "1") {
     throw new ClientError(`mm speaks ACP protocol version ${version}; this client speaks 1`);
   }
-  await openSession(run, field(init, "agentCapabilities"));
+  const capabilities = field(init, "agentCapabilities");
+  if (options.sessions) return await showSessions(run, capabilities);
+  if (options.continue) options.resume = await latestSession(run, capabilities);
+  await openSession(run, capabilities);
   out.waitFor(undefined); // the session is open: until a question, nothing to wait for
   if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
   const questions = readQuestions();
@@ -502,6 +521,48 @@ async function converse(run: Run): Promise<number> {
     run.cancelledBy = undefined;
   }
 }
+
+/** `--sessions`: mm's sessions, most recent first, one per line: id, last update, title or cwd. */
+async function showSessions(run: Run, capabilities: unknown): Promise<number> {
+  const sessions = await listSessions(run, capabilities);
+  run.out.record({ sessions });
+  for (const s of sessions) {
+    const about = field(s, "title") ?? field(s, "cwd");
+    run.out.line(
+      run.out.stdout,
+      `${field(s, "sessionId")}  ${field(s, "updatedAt") ?? "-"}  ${about}`,
+    );
+  }
+  return 0;
+}
+
+/** `--continue`: the most recent session of the current folder. */
+async function latestSession(run: Run, capabilities: unknown): Promise<string> {
+  const here = (await listSessions(run, capabilities, Deno.cwd()))
+    .filter((s) => field(s, "cwd") === Deno.cwd());
+  const last = (s: unknown) => String(field(s, "updatedAt") ?? "");
+  const [latest] = here.sort((a, b) => last(b).localeCompare(last(a)));
+  if (!latest) throw new ClientError(`mm has no session in ${Deno.cwd()} to continue`);
+  return String(field(latest, "sessionId"));
+}
+
+/** Every session mm lists (`session/list`, page after page), of one folder or all. */
+async function listSessions(run: Run, capabilities: unknown, cwd?: string): Promise<unknown[]> {
+  if (field(field(capabilities, "sessionCapabilities"), "list") == null) {
+    throw new ClientError("mm cannot list its sessions (it does not advertise session/list)");
+  }
+  const sessions: unknown[] = [];
+  let cursor: unknown;
+  for (let page = 0; page < MAX_PAGES && (page === 0 || typeof cursor === "string"); page++) {
+    const answer = await ask(run, "session/list", { cwd, cursor }, run.options.seconds);
+    sessions.push(...list(field(answer, "sessions")));
+    cursor = field(answer, "nextCursor");
+  }
+  return sessions;
+}
+
+/** A `session/list` that pages on and on is read no further than this. */
+const MAX_PAGES = 100;
 
 /**
  * The `initialize` params: the tool list in `meta` mode, `true` ("ask me for
@@ -553,16 +614,20 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
 async function turn(run: Run, question: string): Promise<number> {
   const { out } = run;
   if (!out.quiet) out.line(out.stdout, `❓ ${question}`);
-  [run.stage, run.refused] = ["turn", false];
+  [run.stage, run.refused, run.answer] = ["turn", false, ""];
   out.waitFor("the model");
   const prompt = [{ type: "text", text: question }];
-  const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt });
+  const silence = watchSilence(run);
+  const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt })
+    .finally(silence);
   clearTimeout(run.cancelTimer);
   out.waitFor(undefined);
   run.stage = "question";
   const stopReason = String(field(answer, "stopReason"));
   if (!out.quiet) out.line(out.stdout, `[${stopReason}]`);
   else if (out.stdout.open) out.print(out.stdout, "\n");
+  out.record({ result: { stopReason, sessionId: run.sessionId, text: run.answer } });
+  if (run.cancelWhy) throw new ClientError(run.cancelWhy, run.cancelledBy);
   if (run.cancelledBy !== undefined) return run.cancelledBy;
   if (stopReason === "cancelled") {
     const why = run.refused ? " after a refused permission" : "";
@@ -627,6 +692,7 @@ function showUpdate(run: Run, update: unknown): void {
     case "agent_message_chunk":
       if (out.quiet && run.replaying) return;
       if (blockText(content) === "") return; // an empty chunk only carries _meta
+      if (!run.replaying && field(content, "type") === "text") run.answer += blockText(content);
       // Text that follows a tool call or another block starts on a line of its own.
       if (run.textBreak && to.open && !out.quiet) out.print(to, "\n");
       run.textBreak = field(content, "type") !== "text";
@@ -797,18 +863,55 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
   if (now - (run.lastSignal ?? -Infinity) < SAME_KEYPRESS_MS) return; // one keypress, twice
   run.lastSignal = now;
   const code = signal === "SIGINT" ? 130 : 143;
-  const kill = (exit: number) => (killGroup(run.child), run.fail(new ClientError("", exit)));
-  if (run.stage !== "turn") return kill(code);
+  if (run.stage !== "turn") return killMm(run, code);
   if (run.cancelledBy !== undefined) {
     run.out.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
-    return kill(run.cancelledBy);
+    return killMm(run, run.cancelledBy);
   }
-  run.cancelledBy = code;
+  cancelTurn(run, code);
+}
+
+/**
+ * Cancels the turn the ACP way: `session/cancel`, then mm has a grace period
+ * to end the turn before it is killed. `why` is the error the run ends with.
+ */
+function cancelTurn(run: Run, code: number, why?: string): void {
+  [run.cancelledBy, run.cancelWhy] = [code, why];
   run.out.log("cancelling…");
   run.connection.notify("session/cancel", { sessionId: run.sessionId });
-  const late =
-    () => (run.out.log("mm did not answer the cancellation in time; killing it"), kill(code));
+  const late = () => {
+    run.out.log("mm did not answer the cancellation in time; killing it");
+    killMm(run, code);
+  };
   run.cancelTimer = setTimeout(late, CANCEL_GRACE_MS);
+}
+
+/** Kills mm now, and ends the run with `code`. */
+function killMm(run: Run, code: number): void {
+  killGroup(run.child);
+  run.fail(new ClientError(run.cancelWhy ?? "", code));
+}
+
+/**
+ * `--turn-timeout`: when mm has sent nothing for the turn that long — no
+ * update, no request — the turn is cancelled and the run ends with 124, as
+ * `timeout(1)` does. mm waiting for the client's answer is not silence.
+ * Returns what stops the watch.
+ */
+function watchSilence(run: Run): () => void {
+  const ms = (run.options.turnSeconds ?? Infinity) * 1000;
+  if (ms > MAX_TIMER_MS) return () => {};
+  run.heard = performance.now();
+  let timer: ReturnType<typeof setTimeout>;
+  const check = () => {
+    if (run.connection.busy()) run.heard = performance.now();
+    const silent = performance.now() - run.heard;
+    if (silent < ms) return void (timer = setTimeout(check, ms - silent));
+    const why = `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`;
+    if (run.cancelledBy === undefined) cancelTurn(run, 124, why);
+  };
+  timer = setTimeout(check, ms);
+  return () => clearTimeout(timer);
 }
 
 /**
@@ -866,6 +969,8 @@ class Output {
   readonly shared: boolean = sameFile(1, 2) ?? this.stdout.terminal === this.stderr.terminal;
   /** `--quiet`: stdout is the answer text alone, and `[client]` progress lines are not shown. */
   quiet = false;
+  /** `--json`: stdout is one JSON object per line, written by `record()`, and nothing else. */
+  json = false;
   /** What to do when stdout cannot be written for another reason than EPIPE. */
   onFailure: (error: unknown) => void = () => {};
   #waiting?: { label: string; since: number; drawn: boolean };
@@ -893,11 +998,21 @@ class Output {
    * characters are shown, not obeyed.
    */
   print(to: Stream, text: string, style?: number): void {
+    if (to === this.stdout && this.json) return;
+    this.#put(to, to.terminal ? showControls(text) : text, style);
+  }
+
+  /** With `--json`, one line on stdout; C1 controls escaped too, so a terminal shows it as is. */
+  record(value: unknown): void {
+    const escape = (c: string) => `\\u00${c.charCodeAt(0).toString(16)}`;
+    if (this.json) this.#put(this.stdout, `${JSON.stringify(value ?? null).replace(C1, escape)}\n`);
+  }
+
+  #put(to: Stream, text: string, style?: number): void {
     if (text === "" || to.gone) return;
     this.#erase();
     const other = to === this.stdout ? this.stderr : this.stdout;
     if (this.shared && other.open) this.#write(this.stderr, "\n"), other.open = false;
-    if (to.terminal) text = showControls(text);
     const styled = (line: string) => `\x1b[${style}m${line}\x1b[0m`;
     this.#write(to, to.colour && style ? text.replace(/[^\n]+/g, styled) : text);
     to.open = !text.endsWith("\n");
@@ -956,6 +1071,9 @@ class Output {
     }
   }
 }
+
+/** C1 control characters, which `JSON.stringify` leaves as they are. */
+const C1 = /[\u007f-\u009f]/g;
 
 /** Whether two file descriptors are the same terminal, pipe or file; `undefined` if unknown. */
 function sameFile(a: number, b: number): boolean | undefined {
@@ -1133,6 +1251,7 @@ const MAX_UNWRITTEN = 1024 * 1024;
 /** What the connection does with what mm sends; `fail` when it cannot go on. */
 interface Handlers {
   request(method: string, params: unknown, signal: AbortSignal): unknown;
+  answered(method: string, params: unknown, answer: object): void;
   notification(method: string, params: unknown): void;
   fail(error: ClientError): void;
 }
@@ -1150,7 +1269,7 @@ interface Handlers {
 function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers: Handlers) {
   const writer = child.stdin.getWriter();
   const pending = new Map<RpcId, { resolve(r: unknown): void; reject(e: RpcError): void }>();
-  const running = new Map<RpcId, AbortController>(); // requests answered by a promise
+  const running = new Map<RpcId, { controller: AbortController; settle(a: object): void }>();
   let [queued, unwritten, writing, nextId] = [[] as string[], 0, Promise.resolve(), 0];
   const bad = { total: 0, inARow: 0, first: "" };
 
@@ -1171,8 +1290,6 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
       if (!exited) handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
     });
   };
-  const reply = (id: RpcId, answer: { result: unknown } | { error: unknown }) =>
-    send({ jsonrpc: "2.0", id, ...answer });
   const failure = (error: unknown) => {
     const { code, message } = error instanceof RpcError
       ? error
@@ -1180,31 +1297,37 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
     return { error: { code, message } };
   };
 
+  /** Answers a request from mm at once, or when its promise settles, unless mm cancels it first. */
   const answer = (id: string | number, method: string, params: unknown) => {
     const controller = new AbortController();
+    const settle = (reply: object) => {
+      handlers.answered(method, params, reply);
+      send({ jsonrpc: "2.0", id, ...reply });
+    };
     let result;
     try {
       result = handlers.request(method, params, controller.signal);
     } catch (error) {
-      return reply(id, failure(error));
+      return settle(failure(error));
     }
-    if (!(result instanceof Promise)) return reply(id, { result });
-    running.set(id, controller);
-    result.then((value) => ({ result: value }), failure).then((settled) => {
-      if (running.get(id) !== controller) return; // cancelled, and answered so
+    if (!(result instanceof Promise)) return settle({ result });
+    const call = { controller, settle };
+    running.set(id, call);
+    result.then((value) => ({ result: value }), failure).then((reply) => {
+      if (running.get(id) !== call) return; // cancelled, and answered so
       running.delete(id);
-      reply(id, settled);
+      settle(reply);
     });
   };
 
   /** `$/cancel_request`: a request still running is aborted and answered `-32800`. */
   const cancel = (params: unknown) => {
     const id = field(params, "requestId") as RpcId;
-    const controller = running.get(id);
-    if (!controller) return; // answered already, or never asked: nothing to cancel
+    const call = running.get(id);
+    if (!call) return; // answered already, or never asked: nothing to cancel
     running.delete(id);
-    controller.abort();
-    reply(id, { error: { code: -32800, message: "Request cancelled" } });
+    call.controller.abort();
+    call.settle({ error: { code: -32800, message: "Request cancelled" } });
   };
 
   const receive = (line: string) => {
@@ -1265,6 +1388,8 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
     notify: (method: string, params: unknown) => send({ jsonrpc: "2.0", method, params }),
     close: () => writing.then(() => writer.close()).catch(() => {}),
     reading,
+    /** A request of mm's is still being answered. */
+    busy: () => running.size > 0,
     unlogged: () => Math.max(0, bad.total - BAD_FRAMES_SHOWN),
   };
 }
@@ -1292,6 +1417,12 @@ options:
   --trace            print every JSON-RPC frame on stderr (→ sent, ← received)
   --verbose          also show thoughts, plans and usage updates on stderr
   --timeout SECONDS  how long to wait for mm to start a session (default 30)
+  --turn-timeout SECONDS
+                     cancel a turn when mm sends nothing for that long (exit 124)
+  --json             stdout is JSON lines: mm's updates, its requests and their answers,
+                     and last the result (or the error)
+  --sessions         list mm's sessions and exit
+  --continue         continue the most recent session of this folder
   -h, --help         show this help and exit
   --version          print the version and exit`;
 
@@ -1306,6 +1437,10 @@ export const OPTIONS = {
   trace: { type: "boolean" },
   verbose: { type: "boolean" },
   timeout: { type: "string", default: "30" },
+  "turn-timeout": { type: "string" },
+  json: { type: "boolean" },
+  sessions: { type: "boolean" },
+  continue: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
 } as const;
@@ -1316,6 +1451,8 @@ export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>[
   question?: string;
   /** `--timeout` in seconds. */
   seconds: number;
+  /** `--turn-timeout` in seconds. */
+  turnSeconds?: number;
 };
 
 /**
@@ -1357,9 +1494,17 @@ export function parseCommandLine(argv: readonly string[]): Options {
     }
   }
   const parsed = values as Omit<Options, "question" | "seconds">; // as checked above
-  const timeout = parsed.timeout;
-  if (!/^(\d+\.?\d*|\.\d+)$/.test(timeout) || !(Number(timeout) > 0)) {
-    throw usage(`--timeout takes a number of seconds above 0, got ${JSON.stringify(timeout)}`);
+  const seconds = (name: string, value: string) => {
+    if (/^(\d+\.?\d*|\.\d+)$/.test(value) && Number(value) > 0) return Number(value);
+    throw usage(`--${name} takes a number of seconds above 0, got ${JSON.stringify(value)}`);
+  };
+  const turnTimeout = parsed["turn-timeout"];
+  const turnSeconds = turnTimeout === undefined ? undefined : seconds("turn-timeout", turnTimeout);
+  if (parsed.json && parsed.quiet) {
+    throw usage("--json and --quiet both say what stdout is: pick one");
+  }
+  if (parsed.continue && parsed.resume !== undefined) {
+    throw usage("--continue and --resume both name the session: pick one");
   }
   if (parsed.mm === "") throw usage('--mm needs a path, got ""');
   if (parsed.resume === "") throw usage('--resume needs a session id, got ""');
@@ -1368,7 +1513,7 @@ export function parseCommandLine(argv: readonly string[]): Options {
   if (question === "-" && parsed.interactive) {
     throw usage("- reads the question from stdin, which --interactive reads too");
   }
-  return { ...parsed, question, seconds: Number(timeout) };
+  return { ...parsed, question, seconds: seconds("timeout", parsed.timeout), turnSeconds };
 }
 
 /**

@@ -197,6 +197,7 @@ Deno.test("the command line defaults to meta mode, 30 s and the default question
     question: DEFAULT_QUESTION,
     timeout: "30",
     seconds: 30,
+    turnSeconds: undefined,
   });
 });
 
