@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
+#!/usr/bin/env -S deno run --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 /**
  * An ACP client that lends mini-me (`mm -acp`) a tool of its own,
  * `host_info`, asks it a question and shows the conversation.
@@ -357,6 +357,8 @@ interface Run {
   heard: number;
   /** The answer text of the turn so far. */
   answer: string;
+  /** Settles when mm's log (its stderr) has ended, every line forwarded. */
+  log: Promise<void>;
   cancelTimer?: ReturnType<typeof setTimeout>;
   lastSignal?: number;
   replaying?: boolean;
@@ -390,8 +392,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       out.line(out.stderr, `[client] ${warning}`);
     }
     if (options.question === "-") {
-      const text = await new Response(Deno.stdin.readable).text();
-      options.question = text.trim() || DEFAULT_QUESTION;
+      if (Deno.stdin.isTerminal()) {
+        out.line(out.stderr, "[client] reading the question from stdin; end it with Ctrl-D");
+      }
+      options.question = (await Array.fromAsync(stdinLines())).join("\n").trim() ||
+        DEFAULT_QUESTION;
     }
     run = startRun(options, out, path);
     code = await converse(run);
@@ -421,8 +426,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 /** Starts mm and connects to it; from here on, Ctrl-C and SIGTERM are the client's. */
 function startRun(options: Options, out: Output, agentFile: string): Run {
-  const fromEnv = readEnv("MM_BIN");
-  const child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, !options.mm && !fromEnv);
+  const fromEnv = readEnv("MM_BIN") || undefined; // set but empty is unset
+  const namedBy = options.mm ? "--mm" : fromEnv ? "MM_BIN" : undefined;
+  const child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, namedBy);
+  const log = forwardLog(child, out);
   let fail!: (error: ClientError) => void;
   const failed = new Promise<never>((_, reject) => fail = reject);
   failed.catch(() => {}); // read where it matters, in ask()
@@ -455,11 +462,12 @@ function startRun(options: Options, out: Output, agentFile: string): Run {
     running: new Set(),
     heard: 0,
     answer: "",
+    log,
   };
   out.onFailure = (error) =>
     fail(new ClientError(`cannot write the conversation: ${errorText(error)}`));
   child.status.then(async (status) => {
-    await Promise.race([connection.reading, delay(1000)]); // read its last words first
+    await Promise.race([Promise.all([connection.reading, log]), delay(1000)]); // its last words
     const how = status.signal ? `signal ${status.signal}` : `code ${status.code}`;
     const before = { turn: "the turn ended", question: "the next question" }[run.stage as string];
     fail(new ClientError(`mm exited with ${how} before ${before ?? `answering ${run.asking}`}`));
@@ -475,12 +483,12 @@ function startRun(options: Options, out: Output, agentFile: string): Run {
  * started another way — in its own process group, so that a Ctrl-C typed in
  * the terminal reaches the client alone.
  */
-function startMm(mm: string, agentFile: string, defaultMm: boolean): Deno.ChildProcess {
+function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildProcess {
   let reason = "this run may not start it (add --allow-run)";
   try {
     if (granted({ name: "run", command: mm })) {
       const args = ["-acp", "-agent", agentFile];
-      const pipes = { stdin: "piped", stdout: "piped", stderr: "inherit" } as const;
+      const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
       return new Deno.Command(mm, { args, ...pipes, detached: true }).spawn();
     }
   } catch (error) {
@@ -490,11 +498,37 @@ function startMm(mm: string, agentFile: string, defaultMm: boolean): Deno.ChildP
       ? "not executable"
       : errorText(error);
   }
-  if (defaultMm && !granted({ name: "env", variable: "MM_BIN" })) {
+  if (!namedBy && !granted({ name: "env", variable: "MM_BIN" })) {
     reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
   }
-  const message = `cannot start mm (${mm}): ${reason}. Install mini-me or set MM_BIN / --mm.`;
-  throw new ClientError(message, 127);
+  const next = namedBy
+    ? `${namedBy} names it: check that path`
+    : "Install mini-me or set MM_BIN / --mm";
+  throw new ClientError(`cannot start mm (${mm}): ${reason}. ${next}.`, 127);
+}
+
+/** A line of mm's log longer than this is forwarded in pieces, so a flood takes no memory. */
+const MAX_HELD = 64 * 1024;
+
+/**
+ * mm's own log, its stderr, forwarded as it comes and byte for byte, whole
+ * lines at a time, through the client's output: the progress line is erased
+ * first, and an open answer line ended first. Settles when mm's stderr ends.
+ */
+async function forwardLog(child: Deno.ChildProcess, out: Output): Promise<void> {
+  let held: Uint8Array[] = [];
+  const release = () => (out.raw(out.stderr, held), held = []);
+  try {
+    for await (const chunk of child.stderr) {
+      const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
+      if (end > 0) held.push(chunk.subarray(0, end)), release();
+      if (end < chunk.length) held.push(chunk.subarray(end));
+      if (held.reduce((size, part) => size + part.length, 0) > MAX_HELD) release();
+    }
+  } catch {
+    // mm's stderr is gone: what was read is still shown
+  }
+  release();
 }
 
 /** The whole conversation: `initialize`, a session, then one turn per question. */
@@ -512,7 +546,7 @@ async function converse(run: Run): Promise<number> {
   await openSession(run, capabilities);
   out.waitFor(undefined); // the session is open: until a question, nothing to wait for
   if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
-  const questions = readQuestions();
+  const questions = stdinLines();
   for (let question = options.question;; question = undefined) {
     question ??= await nextQuestion(run, questions);
     if (question === undefined) return 0; // end of input
@@ -655,10 +689,16 @@ async function ask(run: Run, method: string, params: object, seconds?: number): 
   }
 }
 
-/** The lines of stdin, for `--interactive`. */
-async function* readQuestions(): AsyncGenerator<string> {
+/** The lines of stdin, for `-i` and `-`; a line over the limit is named as stdin's. */
+async function* stdinLines(): AsyncGenerator<string> {
   const reader = new LineReader();
-  for await (const chunk of Deno.stdin.readable) yield* reader.push(chunk);
+  try {
+    for await (const chunk of Deno.stdin.readable) yield* reader.push(chunk);
+  } catch (error) {
+    throw error instanceof LineTooLongError
+      ? new ClientError(`stdin has ${error.message}`, 2)
+      : error;
+  }
   const last = reader.flush();
   if (last !== undefined) yield last;
 }
@@ -927,6 +967,7 @@ async function endMm(run: Run, graceful: boolean): Promise<void> {
     await Promise.race([run.child.status, deadline]);
   }
   killGroup(run.child);
+  await Promise.race([run.log, delay(500)]); // mm's last lines, whatever the path out
 }
 
 function killGroup(child: Deno.ChildProcess): void {
@@ -967,6 +1008,8 @@ class Output {
   readonly stderr: Stream = Output.#open(Deno.stderr);
   /** Both streams reach the same terminal, pipe or file. */
   readonly shared: boolean = sameFile(1, 2) ?? this.stdout.terminal === this.stderr.terminal;
+  /** A progress line is drawn: stderr is a terminal that can erase a line. */
+  readonly progress: boolean = this.stderr.terminal && readEnv("TERM") !== "dumb";
   /** `--quiet`: stdout is the answer text alone, and `[client]` progress lines are not shown. */
   quiet = false;
   /** `--json`: stdout is one JSON object per line, written by `record()`, and nothing else. */
@@ -975,12 +1018,13 @@ class Output {
   onFailure: (error: unknown) => void = () => {};
   #waiting?: { label: string; since: number; drawn: boolean };
   #ticking = false;
-  #queue: [Stream, string][] = [];
+  #queue: [Stream, string | Uint8Array][] = [];
 
   static #open(file: typeof Deno.stdout): Stream {
     const terminal = file.isTerminal();
-    // no-color.org: colour is off when NO_COLOR is set and not empty.
-    return { file, terminal, colour: terminal && !readEnv("NO_COLOR"), open: false, gone: false };
+    // no-color.org: colour is off when NO_COLOR is set and not empty; a dumb terminal has none.
+    const colour = terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
+    return { file, terminal, colour, open: false, gone: false };
   }
 
   /** A `[client] …` progress line on stderr (not with `--quiet`). */
@@ -1008,14 +1052,20 @@ class Output {
     if (this.json) this.#put(this.stdout, `${JSON.stringify(value ?? null).replace(C1, escape)}\n`);
   }
 
-  #put(to: Stream, text: string, style?: number): void {
-    if (text === "" || to.gone) return;
+  /** mm's own bytes, as they are. */
+  raw(to: Stream, parts: Uint8Array[]): void {
+    for (const part of parts) this.#put(to, part);
+  }
+
+  #put(to: Stream, text: string | Uint8Array, style?: number): void {
+    if (text.length === 0 || to.gone) return;
     this.#erase();
     const other = to === this.stdout ? this.stderr : this.stdout;
     if (this.shared && other.open) this.#write(this.stderr, "\n"), other.open = false;
     const styled = (line: string) => `\x1b[${style}m${line}\x1b[0m`;
-    this.#write(to, to.colour && style ? text.replace(/[^\n]+/g, styled) : text);
-    to.open = !text.endsWith("\n");
+    const colour = to.colour && style && typeof text === "string";
+    this.#write(to, colour ? text.replace(/[^\n]+/g, styled) : text);
+    to.open = typeof text === "string" ? !text.endsWith("\n") : text.at(-1) !== 10;
   }
 
   /**
@@ -1027,7 +1077,7 @@ class Output {
     if (label === this.#waiting?.label) return;
     this.#erase();
     this.#waiting = label === undefined ? undefined : { label, since: Date.now(), drawn: false };
-    if (!this.#ticking && this.stderr.terminal) {
+    if (!this.#ticking && this.progress) {
       Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
       this.#ticking = true;
     }
@@ -1037,12 +1087,13 @@ class Output {
   #draw(): void {
     const waiting = this.#waiting;
     // Not over an open line: the answer's, on one screen, or a thought's.
-    if (!waiting || !this.stderr.terminal || this.stderr.open) return;
+    if (!waiting || !this.progress || this.stderr.open) return;
     if (this.shared && this.stdout.open) return;
     const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
     const seconds = Math.floor((Date.now() - waiting.since) / 1000);
     const label = showControls(waiting.label); // a tool's title is mm's text
-    this.#write(this.stderr, `\r\x1b[K${spinner} waiting for ${label} … ${seconds} s\r`);
+    const text = fit(`${spinner} waiting for ${label} … ${seconds} s`, terminalWidth());
+    this.#write(this.stderr, `\r\x1b[K${text}\r`);
     waiting.drawn = true;
   }
 
@@ -1051,16 +1102,17 @@ class Output {
   }
 
   /** Queues text; what one tick prints goes out together, in order, in one write per stream. */
-  #write(to: Stream, text: string): void {
+  #write(to: Stream, data: string | Uint8Array): void {
     const last = this.#queue.at(-1);
-    if (last?.[0] === to) last[1] += text;
-    else if (this.#queue.push([to, text]) === 1) queueMicrotask(() => this.flush());
+    if (last?.[0] === to && typeof last[1] === "string" && typeof data === "string") {
+      last[1] += data;
+    } else if (this.#queue.push([to, data]) === 1) queueMicrotask(() => this.flush());
   }
 
   /** Writes what is queued. */
   flush(): void {
-    for (const [to, text] of this.#queue.splice(0)) {
-      const bytes = ENCODER.encode(text);
+    for (const [to, data] of this.#queue.splice(0)) {
+      const bytes = typeof data === "string" ? ENCODER.encode(data) : data;
       try {
         for (let n = 0; n < bytes.length && !to.gone;) n += to.file.writeSync(bytes.subarray(n));
       } catch (error) {
@@ -1072,7 +1124,28 @@ class Output {
   }
 }
 
+/** The terminal's width in columns (80 when it does not say). */
+function terminalWidth(): number {
+  try {
+    return Deno.consoleSize().columns || 80;
+  } catch {
+    return 80;
+  }
+}
+
+/** Text cut to fit one row of `width` columns, so that erasing the row erases all of it. */
+function fit(text: string, width: number): string {
+  let [columns, end] = [0, 0];
+  for (const char of text) {
+    columns += char.codePointAt(0)! >= 0x1100 ? 2 : 1; // a wide character may take two
+    if (columns >= width) break; // the last column is left free: some terminals wrap there
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
 /** C1 control characters, which `JSON.stringify` leaves as they are. */
+
 const C1 = /[\u007f-\u009f]/g;
 
 /** Whether two file descriptors are the same terminal, pipe or file; `undefined` if unknown. */

@@ -379,7 +379,7 @@ Deno.test("-q keeps errors and exit codes: mm not found is still 127", async () 
   });
   assert.equal(run.code, 127);
   assert.deepEqual(run.log, [
-    "error: cannot start mm (/nonexistent/mm): not found. Install mini-me or set MM_BIN / --mm.",
+    "error: cannot start mm (/nonexistent/mm): not found. --mm names it: check that path.",
   ]);
   assert.equal(run.stdout, "");
 });

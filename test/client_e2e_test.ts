@@ -169,7 +169,7 @@ Deno.test("mm that cannot be found exits 127 with a one-line error", async () =>
   const run = await runClient({ noMm: true, args: ["--mm", "/nonexistent/mm"] });
   assert.equal(run.code, 127);
   assert.deepEqual(run.log, [
-    "error: cannot start mm (/nonexistent/mm): not found. Install mini-me or set MM_BIN / --mm.",
+    "error: cannot start mm (/nonexistent/mm): not found. --mm names it: check that path.",
   ]);
   assert.equal(run.stdout, "");
 });
@@ -186,7 +186,7 @@ Deno.test("mm that is not executable exits 127", async () => {
   assert.equal(run.code, 127);
   assert.equal(
     run.log.at(-1),
-    `error: cannot start mm (${notExecutable}): not executable. Install mini-me or set MM_BIN / --mm.`,
+    `error: cannot start mm (${notExecutable}): not executable. --mm names it: check that path.`,
   );
 });
 

@@ -11,7 +11,7 @@ Deno.test("the start task runs with exact permissions, no -A", () => {
   const tasks = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks;
   for (const name of ["start", "demo", "compile"]) {
     assert.ok(!/\s(-A|--allow-all)\b/.test(tasks[name]), `${name}: ${tasks[name]}`);
-    assert.match(tasks[name], /--allow-env=MM_BIN,NO_COLOR /);
+    assert.match(tasks[name], /--allow-env=MM_BIN,NO_COLOR,TERM /);
     assert.match(
       tasks[name],
       /--allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime /,
@@ -20,7 +20,7 @@ Deno.test("the start task runs with exact permissions, no -A", () => {
   assert.deepEqual(START_PERMISSIONS, [
     "--allow-run",
     "--allow-read=.",
-    "--allow-env=MM_BIN,NO_COLOR",
+    "--allow-env=MM_BIN,NO_COLOR,TERM",
     "--allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime",
   ]);
 });
