@@ -1,26 +1,24 @@
 #!/usr/bin/env -S deno run --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 /**
- * An ACP client that lends mini-me (`mm -acp`) a tool of its own,
- * `host_info`, asks it a question and shows the conversation.
+ * An ACP client that lends mini-me (`mm -acp`) a tool of its own, `host_info`, asks it a question
+ * and shows the conversation.
  *
- * mm speaks the Agent Client Protocol: JSON-RPC 2.0, one JSON object per line
- * on its stdin and stdout. A client offers tools through ACP extensibility
- * (mini-me's acp-client-tools.md, "Découverte"): their descriptions go in the
- * `_meta` of `initialize` (`meta` discovery), or in the answer to
- * `_org.mini-me/tools/list` (`request` discovery). mm's model calls each tool
- * as `client_<name>`, and mm forwards the call to the client as a request for
- * the tool's `method`.
+ * mm speaks the Agent Client Protocol: JSON-RPC 2.0, one JSON object per line on its stdin and
+ * stdout. A client offers tools through ACP extensibility (mini-me's acp-client-tools.md,
+ * "Découverte"): their descriptions go in the `_meta` of `initialize` (`meta` discovery), or in the
+ * answer to `_org.mini-me/tools/list` (`request` discovery). mm's model calls each tool as
+ * `client_<name>`, and mm forwards the call to the client as a request for the tool's `method`.
  *
  * The file reads in the order of a session:
  * 1. What mm may ask, and the tools the client lends — `TOOLS`, `answerRequest()`.
  * 2. The tool itself — `hostInfo()`.
- * 3. The run as it happens — `main()`: start mm, `initialize`, open the session,
- *    a turn, what the user sees (`showUpdate()`), the end.
+ * 3. The run as it happens — `main()`: start mm, `initialize`, open the session, a turn, what the
+ *    user sees (`showUpdate()`), the end.
  * 4. The plumbing — output, framing, the connection, the command line, the agent file.
  *
- * To lend a tool of your own, add one entry to `TOOLS`: its description and the
- * function that answers its calls. The list mm sees, the dispatch of its calls,
- * the permission policy and the log line all follow from that entry.
+ * To lend a tool of your own, add one entry to `TOOLS`: its description and the function that
+ * answers its calls. The list mm sees, the dispatch of its calls, the permission policy and the log
+ * line all follow from that entry.
  *
  * @module
  */
@@ -39,8 +37,8 @@ export const VERSION = "0.3.0";
 export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
 
 /**
- * A tool the client lends: its description as mm reads it (acp-client-tools.md,
- * "Description d'un outil"), and the function that answers a call.
+ * A tool the client lends: its description as mm reads it (acp-client-tools.md, "Description d'un
+ * outil"), and the function that answers a call.
  */
 export interface Tool {
   /** Unique in the list; the model sees `client_<name>`. */
@@ -52,10 +50,9 @@ export interface Tool {
   /** The JSON Schema of the arguments: an object. */
   inputSchema: { type: "object"; [key: string]: unknown };
   /**
-   * Answers one call with the model's arguments. It may return a promise: the
-   * client goes on reading and answering meanwhile. `signal` aborts when mm
-   * cancels the call. What it throws, or rejects with, is answered as the
-   * tool's failure (an error result), never as a broken protocol.
+   * Answers a call with the model's arguments, or a promise of the answer: the client goes on
+   * meanwhile. `signal` aborts when mm cancels the call. What it throws or rejects with is the
+   * tool's failure, answered as an error result.
    */
   call(args: Record<string, unknown>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
 }
@@ -86,7 +83,6 @@ export const TOOLS: readonly Tool[] = [
 export const TOOL_DESCRIPTIONS: readonly Omit<Tool, "call">[] = TOOLS.map(
   ({ name, description, method, inputSchema }) => ({ name, description, method, inputSchema }),
 );
-
 const TOOL_BY_METHOD = new Map(TOOLS.map((tool) => [tool.method, tool]));
 
 /** A text result; with `isError`, the model reads it as `[client tool error: <text>]`. */
@@ -94,11 +90,7 @@ export function toolText(text: string, isError = false): ToolResult {
   return { content: [{ type: "text", text }], ...(isError ? { isError } : {}) };
 }
 
-/**
- * Answers one request from mm: its result, a promise of it, or a thrown
- * {@linkcode RpcError}. A tool call goes to its tool; `signal` aborts when mm
- * sends `$/cancel_request` for it.
- */
+/** Answers a request from mm: its result, a promise of it, or a thrown {@linkcode RpcError}. */
 function answerRequest(run: Run, method: string, params: unknown, signal: AbortSignal): unknown {
   const tool = TOOL_BY_METHOD.get(method);
   if (tool) return callTool(run, tool, params, signal);
@@ -114,16 +106,15 @@ function answerRequest(run: Run, method: string, params: unknown, signal: AbortS
 }
 
 /**
- * One call of a tool: the `[client] <name> {args} (session …)` line, then
- * the tool. A throw or a rejection is the tool's failure, not the client's:
- * an error result the model reads, a line on stderr, and the turn goes on.
+ * One call: the `[client] <name> {args} (session …)` line, then the tool. Its throw or rejection is
+ * its failure, not the client's: an error result (MCP's way), a line on stderr; the turn goes on.
  */
 function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   const { args, sessionId } = readToolCall(params);
   run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
   const failed = (error: unknown) => {
     const text = `${tool.name} failed: ${errorText(error)}`;
-    if (!signal.aborted) run.out.line(run.out.stderr, `[client] ${text}`);
+    if (!signal.aborted) run.out.note(`[client] ${text}`);
     return toolText(text, true);
   };
   try {
@@ -135,16 +126,8 @@ function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
 }
 
 /**
- * What a tool call carries (acp-client-tools.md, "Requête"): the model's
- * arguments at the top level of `params`, the session in
- * `params._meta["org.mini-me/sessionId"]` (`?` when absent).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * const call = readToolCall({ topic: "os", _meta: { "org.mini-me/sessionId": "s1" } });
- * assert.deepEqual(call, { args: { topic: "os" }, sessionId: "s1" });
- * ```
+ * What a tool call carries (acp-client-tools.md, "Requête"): the model's arguments at the top level
+ * of `params`, the session in `params._meta["org.mini-me/sessionId"]` (`?` when absent).
  */
 export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
   if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
@@ -154,41 +137,22 @@ export function readToolCall(params: unknown): { args: unknown; sessionId: strin
 }
 
 /**
- * Whether a permission request's title names a tool the client lends:
- * exactly `client: <name>` (acp-client-tools.md, "Avant la requête"). Anything
- * else — a shell command, another tool, a look-alike — is refused.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(isOfferedToolTitle("client: host_info"), true);
- * assert.equal(isOfferedToolTitle("client: host_info; rm -rf /"), false);
- * ```
+ * Whether a permission request's title is exactly `client: <name>` of a tool the client lends
+ * (acp-client-tools.md, "Avant la requête"). A shell command or a look-alike is not.
  */
 export function isOfferedToolTitle(title: unknown): boolean {
   return TOOLS.some((tool) => title === `client: ${tool.name}`);
 }
 
 /** The answer to `session/request_permission`. */
-export type PermissionOutcome =
-  | { outcome: "cancelled" }
-  | { outcome: "selected"; optionId: string };
+export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId: string };
 
 /**
- * Picks among the options mm offered: `allow_once`, else `allow_always` to
- * allow; `reject_once`, else `reject_always` to refuse; with no such option,
- * `cancelled`. Never an `optionId` mm did not offer.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * const options = [{ optionId: "y", kind: "allow_once" }, { optionId: "n", kind: "reject_once" }];
- * assert.deepEqual(choosePermission(options, true), { outcome: "selected", optionId: "y" });
- * assert.deepEqual(choosePermission(options, false), { outcome: "selected", optionId: "n" });
- * ```
+ * Picks among the options mm offered: `allow_once`, else `allow_always` to allow; `reject_once`,
+ * else `reject_always` to refuse; else `cancelled`. Never an `optionId` mm did not offer.
  */
-export function choosePermission(options: unknown, allow: boolean): PermissionOutcome {
-  const offered = Array.isArray(options) ? options.filter(isObject) : [];
+export function choosePermission(options: unknown, allow: boolean): Outcome {
+  const offered = list(options).filter(isObject);
   for (const kind of allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"]) {
     const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
     if (option) return { outcome: "selected", optionId: option.optionId as string };
@@ -197,55 +161,40 @@ export function choosePermission(options: unknown, allow: boolean): PermissionOu
 }
 
 /**
- * Answers a permission request, and shows the call it is about (a real agent
- * may ask for a call it never announced); a refusal shows on stdout too.
+ * Answers a permission request, and shows its call (an agent may ask for one it never announced);
+ * a refusal shows on stdout too. After `session/cancel`, ACP says every one is answered `cancelled`.
  */
-function answerPermission(run: Run, params: unknown): PermissionOutcome {
-  const { out } = run;
-  const call = seeCall(run, field(params, "toolCall"), out.stdout);
-  const title = field(field(params, "toolCall"), "title");
-  const options = field(params, "options");
-  // Once the client has sent session/cancel, ACP says every permission
-  // request is answered cancelled, whatever it asks.
-  const outcome: PermissionOutcome = run.cancelledBy !== undefined
+function answerPermission(run: Run, params: unknown): Outcome {
+  const [toolCall, options] = fields(params, "toolCall", "options");
+  const [call, title] = [seeCall(run, toolCall, run.out.stdout), field(toolCall, "title")];
+  const outcome: Outcome = run.cancelledBy !== undefined
     ? { outcome: "cancelled" }
     : choosePermission(options, isOfferedToolTitle(title));
-  const chosen = [options].flat().find((o) => field(o, "optionId") === field(outcome, "optionId"));
-  const allowed = "optionId" in outcome && `${field(chosen, "kind")}`.startsWith("allow");
-  out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
+  const chosen = list(options).find((o) => field(o, "optionId") === field(outcome, "optionId"));
+  const allowed = `${field(chosen, "kind")}`.startsWith("allow");
+  run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
   if (!allowed) {
-    run.refused = true;
-    run.running.delete(call);
-    if (!out.quiet) out.line(out.stdout, `✖ ${call.title} refused`, RED);
+    [run.refused, call.done] = [true, true];
+    run.out.say(`✖ ${call.title} refused`, RED);
   }
   return outcome;
 }
 
 // ─── 2. The tool: host_info ──────────────────────────────────────────────────
 
-type SysName = Deno.SysPermissionDescriptor["kind"];
-
-/** Reads a fact once, the first time it is needed: it cannot change while the client runs. */
-function once<T>(read: () => T): () => T {
-  let value: { read: T } | undefined;
-  return () => (value ??= { read: read() }).read;
-}
-
 /** A fact `host_info` reports: the `--allow-sys` names it needs, and how it is read. */
-function fact(needs: SysName[], read: () => string) {
+function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string) {
   const allowed = once(() => needs.every((kind) => granted({ name: "sys", kind })));
   return { needs, allowed, read };
 }
 
 /** The topics, read with Deno's own APIs where it has them. */
 const TOPICS = {
-  os: fact(["osRelease", "hostname"], () => {
-    const { os, arch } = Deno.build;
-    return `${osName(os)} ${KERNEL_RELEASE()} (${os}/${arch}), host name ${HOST_NAME()}`;
-  }),
+  os: fact(["osRelease", "hostname"], () => OS_TEXT()),
   cpu: fact(["cpus", "loadavg"], () => {
+    const [count, arch] = [navigator.hardwareConcurrency, Deno.build.arch];
     const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
-    return `${navigator.hardwareConcurrency} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
+    return `${count} × ${CPU_MODEL()} (${arch}), load average ${load}`;
   }),
   memory: fact(["systemMemoryInfo"], () => {
     const { available, total } = Deno.systemMemoryInfo();
@@ -254,16 +203,17 @@ const TOPICS = {
   uptime: fact(["osUptime"], () => describeUptime(Deno.osUptime(), new Date())),
 };
 
-/** `Deno.osRelease()` reads a file each time; the kernel does not change under a running client. */
-const KERNEL_RELEASE = once(() => Deno.osRelease());
-const HOST_NAME = once(() => Deno.hostname());
-/** Deno has no API for the CPU model: `node:os` reads it. */
+// Read once, as calls may come many times a second: the kernel release (`Deno.osRelease()` reads
+// a file), the host name and the CPU model (Deno has no API) do not change under a running client.
+const OS_TEXT = once(() => {
+  const { os, arch } = Deno.build;
+  return `${osName(os)} ${Deno.osRelease()} (${os}/${arch}), host name ${Deno.hostname()}`;
+});
 const CPU_MODEL = once(() => cpus()[0]?.model.trim() || "unknown CPU");
 
 /**
- * Runs `host_info` for the model's `topic`. A bad call is an error result
- * the model can act on, never an exception; so is a `--allow-sys` name the
- * client was not given, checked first so that Deno never stops to ask.
+ * Runs `host_info` for the model's `topic`. A bad call is an error result the model can act on,
+ * never an exception; so is a `--allow-sys` name not given, checked first so Deno never asks.
  *
  * @example
  * ```ts
@@ -275,19 +225,20 @@ const CPU_MODEL = once(() => cpus()[0]?.model.trim() || "unknown CPU");
  * ```
  */
 export function hostInfo(topic: unknown): ToolResult {
-  const choices = `use one of: ${Object.keys(TOPICS).join(", ")}`;
-  if (typeof topic !== "string") return toolText(`missing parameter "topic"; ${choices}`, true);
+  const [choices, fail] = [
+    `use one of: ${Object.keys(TOPICS).join(", ")}`,
+    (text: string) => toolText(text, true),
+  ];
+  if (typeof topic !== "string") return fail(`missing parameter "topic"; ${choices}`);
   if (!Object.hasOwn(TOPICS, topic)) {
-    return toolText(`unknown topic ${JSON.stringify(topic)}; ${choices}`, true);
+    return fail(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
   }
   const { needs, allowed, read } = TOPICS[topic as keyof typeof TOPICS];
-  if (!allowed()) {
-    return toolText(`host_info needs --allow-sys=${needs.join(",")} to report ${topic}`, true);
-  }
+  if (!allowed()) return fail(`host_info needs --allow-sys=${needs.join(",")} to report ${topic}`);
   try {
     return toolText(read());
   } catch (error) {
-    return toolText(`host_info could not read ${topic}: ${errorText(error)}`, true);
+    return fail(`host_info could not read ${topic}: ${errorText(error)}`);
   }
 }
 
@@ -302,16 +253,7 @@ export function gib(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }
 
-/**
- * The `uptime` text for a number of seconds up, as of `now`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * const text = describeUptime(274_320, new Date("2026-11-30T12:13:00Z"));
- * assert.equal(text, "up 3 days, 4 hours, 12 minutes (since 2026-11-27 08:01 UTC)");
- * ```
- */
+/** The `uptime` text for a number of seconds up, as of `now`: `up 3 days, 4 hours, 12 minutes …`. */
 export function describeUptime(seconds: number, now: Date): string {
   const up = Math.floor(seconds / 60); // minutes
   const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -333,47 +275,8 @@ export class ClientError extends Error {
 }
 
 /**
- * One run: mm, the connection, and where the exchange stands. `stage` says
- * what mm has yet to do, for an mm that exits: answer `asking`, end the turn,
- * or nothing while the `-i` prompt waits for a question. `cancelledBy` is the
- * exit code of the signal that cancelled the turn; `failed` rejects when the
- * run must end early, and every wait races it. `replaying`: a loaded
- * session's past is shown, dimmed on stderr. `calls`: the tool calls seen.
- */
-interface Run {
-  options: Options;
-  out: Output;
-  child: Deno.ChildProcess;
-  connection: Connection;
-  failed: Promise<never>;
-  fail(error: ClientError): void;
-  stage: "opening" | "turn" | "question";
-  asking?: string;
-  sessionId?: string;
-  cancelledBy?: number;
-  /** The error a cancelled turn ends the run with (`--turn-timeout`). */
-  cancelWhy?: string;
-  /** When mm last sent something, as `performance.now()`. */
-  heard: number;
-  /** The answer text of the turn so far. */
-  answer: string;
-  /** Settles when mm's log (its stderr) has ended, every line forwarded. */
-  log: Promise<void>;
-  cancelTimer?: ReturnType<typeof setTimeout>;
-  lastSignal?: number;
-  replaying?: boolean;
-  calls: Map<string, Call>;
-  running: Set<Call>;
-  /** The next agent text starts on a line of its own (it follows a tool call or a block). */
-  textBreak?: boolean;
-  /** A permission was refused in this turn. */
-  refused?: boolean;
-}
-
-/**
- * Runs the client with a command line and returns the exit code. Every
- * failure is one `error: …` line on stderr, never a stack trace, and no mm
- * process outlives the client.
+ * Runs the client with a command line and returns the exit code. Every failure is one `error: …`
+ * line on stderr, never a stack trace, and no mm process outlives the client.
  */
 export async function main(argv: readonly string[]): Promise<number> {
   const out = new Output();
@@ -389,114 +292,121 @@ export async function main(argv: readonly string[]): Promise<number> {
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
     const { path, config } = readAgentFile(agent, options.agent !== undefined);
     for (const warning of agentFileWarnings(agent, config, !!options.request)) {
-      out.line(out.stderr, `[client] ${warning}`);
+      out.note(`[client] ${warning}`);
     }
     if (options.question === "-") {
       if (Deno.stdin.isTerminal()) {
-        out.line(out.stderr, "[client] reading the question from stdin; end it with Ctrl-D");
+        out.note("[client] reading the question from stdin; end it with Ctrl-D");
       }
       options.question = (await Array.fromAsync(stdinLines())).join("\n").trim() ||
         DEFAULT_QUESTION;
     }
-    run = startRun(options, out, path);
+    run = new Run(options, out, path);
     code = await converse(run);
     graceful = true;
   } catch (error) {
     code = error instanceof ClientError ? error.exitCode : 1;
     if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
-    if (errorText(error)) out.line(out.stderr, `error: ${errorText(error)}`);
-    if (error instanceof ClientError && error.usage) out.line(out.stderr, USAGE);
-    out.json = out.json || argv.includes("--json"); // a script is told why, even of a usage error
+    if (errorText(error)) out.note(`error: ${errorText(error)}`);
+    if (error instanceof ClientError && error.usage) out.note(USAGE);
+    out.json ||= argv.includes("--json"); // a script is told why, even of a usage error
     out.record({ error: { message: errorText(error) || "interrupted", exitCode: code } });
   }
   out.waitFor(undefined);
-  // After a turn that ended, cancelled or not, or at the -i prompt, say how to come back to it.
+  // After a turn that ended, cancelled or not, or at the -i prompt: how to come back to it.
   const cancelled = [124, 130, 143].includes(code) && run?.stage === "question";
   if ((code === 0 || cancelled) && run?.sessionId) {
     out.log(`continue with: --resume ${run.sessionId}`);
   }
   if (run) await endMm(run, graceful);
   const unlogged = run?.connection.unlogged();
-  if (unlogged) {
-    out.line(out.stderr, `[client] ${unlogged} more bad frames from mm were not logged`);
-  }
+  if (unlogged) out.note(`[client] ${unlogged} more bad frames from mm were not logged`);
   out.flush();
   return code;
 }
 
-/** Starts mm and connects to it; from here on, Ctrl-C and SIGTERM are the client's. */
-function startRun(options: Options, out: Output, agentFile: string): Run {
-  const fromEnv = readEnv("MM_BIN") || undefined; // set but empty is unset
-  const namedBy = options.mm ? "--mm" : fromEnv ? "MM_BIN" : undefined;
-  const child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, namedBy);
-  const log = forwardLog(child, out);
-  let fail!: (error: ClientError) => void;
-  const failed = new Promise<never>((_, reject) => fail = reject);
-  failed.catch(() => {}); // read where it matters, in ask()
-  const connection = connect(child, !!options.trace, out, {
-    request: (method, params, signal) => {
-      run.heard = performance.now();
-      return answerRequest(run, method, params, signal);
-    },
-    answered: (method, params, answer) => out.record({ request: { method, params }, answer }),
-    notification: (method, params) => {
-      if (method !== "session/update") return; // other notifications are not for the user
-      run.heard = performance.now();
-      out.record(params);
-      showUpdate(run, field(params, "update"));
-      // What the progress line waits for: a running tool, or the model.
-      const [running] = run.running;
-      if (run.stage === "turn") out.waitFor(running?.title ?? "the model");
-    },
-    fail,
-  });
-  const run: Run = {
-    options,
-    out,
-    child,
-    connection,
-    failed,
-    fail,
-    stage: "opening",
-    calls: new Map(),
-    running: new Set(),
-    heard: 0,
-    answer: "",
-    log,
-  };
-  out.onFailure = (error) =>
-    fail(new ClientError(`cannot write the conversation: ${errorText(error)}`));
-  child.status.then(async (status) => {
-    await Promise.race([Promise.all([connection.reading, log]), delay(1000)]); // its last words
-    const how = status.signal ? `signal ${status.signal}` : `code ${status.code}`;
-    const before = { turn: "the turn ended", question: "the next question" }[run.stage as string];
-    fail(new ClientError(`mm exited with ${how} before ${before ?? `answering ${run.asking}`}`));
-  });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    Deno.addSignalListener(signal, () => interrupt(run, signal));
+/**
+ * One run: mm, the connection, where the exchange stands; it answers what mm sends. `stage`: what
+ * mm has yet to do (for an mm that exits): answer `asking`, end the turn, nothing at the `-i`
+ * prompt. `failed` rejects when the run must end early; every wait races it.
+ */
+class Run implements Handlers {
+  stage: "opening" | "turn" | "question" = "opening";
+  asking?: string;
+  sessionId?: string;
+  /** A cancelled turn's exit code and, with `--turn-timeout`, the error the run ends with. */
+  cancelledBy?: number;
+  cancelWhy?: string;
+  cancelTimer?: ReturnType<typeof setTimeout>;
+  lastSignal?: number;
+  heard = 0; // when mm last sent something
+  replaying = false; // a loaded session's past is shown, on stderr, dimmed
+  readonly calls = new Map<string, Call>(); // the tool calls seen, by id
+  answer = ""; // this turn's answer text
+  refused = false; // a permission was refused in this turn
+  textBreak = false; // the next text starts a line: it follows a tool call or a block
+  readonly child: Deno.ChildProcess;
+  readonly connection: Connection;
+  readonly log: Promise<void>; // settles when mm's stderr has ended, every line passed on
+  readonly failed: Promise<never>;
+  fail!: (error: ClientError) => void;
+
+  constructor(readonly options: Options, readonly out: Output, agentFile: string) {
+    const fromEnv = readEnv("MM_BIN") || undefined; // set but empty is unset
+    const namedBy = options.mm ? "--mm" : fromEnv ? "MM_BIN" : undefined;
+    this.child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, namedBy);
+    this.failed = new Promise<never>((_, reject) => this.fail = reject);
+    this.failed.catch(() => {}); // read where it matters, in ask()
+    this.connection = connect(this.child, !!options.trace, out, this);
+    this.log = forwardLog(this.child, out);
+    out.onFailure = (e) =>
+      this.fail(new ClientError(`cannot write the conversation: ${errorText(e)}`));
+    this.child.status.then(async ({ code, signal }) => {
+      await Promise.race([Promise.all([this.connection.reading, this.log]), delay(1000)]);
+      const how = signal ? `signal ${signal}` : `code ${code}`;
+      const before =
+        { turn: "the turn ended", question: "the next question" }[this.stage as string];
+      this.fail(
+        new ClientError(`mm exited with ${how} before ${before ?? `answering ${this.asking}`}`),
+      );
+    });
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      Deno.addSignalListener(signal, () => interrupt(this, signal));
+    }
   }
-  return run;
+
+  request(method: string, params: unknown, signal: AbortSignal): unknown {
+    this.heard = performance.now();
+    return answerRequest(this, method, params, signal);
+  }
+
+  answered(method: string, params: unknown, answer: object): void {
+    this.out.record({ request: { method, params }, answer });
+  }
+
+  notification(method: string, params: unknown): void {
+    if (method !== "session/update") return; // other notifications are not for the user
+    this.heard = performance.now();
+    this.out.record(params);
+    showUpdate(this, field(params, "update"));
+    // What the progress line waits for: a tool that runs, or the model.
+    const running = [...this.calls.values()].findLast((call) => !call.done);
+    if (this.stage === "turn") this.out.waitFor(running?.title ?? "the model");
+  }
 }
 
 /**
- * Starts mm as `<mm> -acp -agent <file>` — the line to change if your mm is
- * started another way — in its own process group, so that a Ctrl-C typed in
- * the terminal reaches the client alone.
+ * Starts mm as `<mm> -acp -agent <file>` — the line to change if your mm starts another way — in
+ * its own process group, so that a Ctrl-C typed in the terminal reaches the client alone.
  */
 function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildProcess {
   let reason = "this run may not start it (add --allow-run)";
   try {
-    if (granted({ name: "run", command: mm })) {
-      const args = ["-acp", "-agent", agentFile];
-      const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
-      return new Deno.Command(mm, { args, ...pipes, detached: true }).spawn();
-    }
+    const options = { args: ["-acp", "-agent", agentFile], detached: true, ...PIPES };
+    if (granted({ name: "run", command: mm })) return new Deno.Command(mm, options).spawn();
   } catch (error) {
-    reason = error instanceof Deno.errors.NotFound
-      ? "not found"
-      : error instanceof Deno.errors.PermissionDenied
-      ? "not executable"
-      : errorText(error);
+    reason = error instanceof Deno.errors.NotFound ? "not found" : errorText(error);
+    if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
   }
   if (!namedBy && !granted({ name: "env", variable: "MM_BIN" })) {
     reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
@@ -504,30 +414,29 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
   const next = namedBy
     ? `${namedBy} names it: check that path`
     : "Install mini-me or set MM_BIN / --mm";
+
   throw new ClientError(`cannot start mm (${mm}): ${reason}. ${next}.`, 127);
 }
 
-/** A line of mm's log longer than this is forwarded in pieces, so a flood takes no memory. */
-const MAX_HELD = 64 * 1024;
+const PIPES = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
 
 /**
- * mm's own log, its stderr, forwarded as it comes and byte for byte, whole
- * lines at a time, through the client's output: the progress line is erased
- * first, and an open answer line ended first. Settles when mm's stderr ends.
+ * mm's own log, its stderr, passed on byte for byte, whole lines as they come, through the client's
+ * output (the progress line erased first, an open answer line ended first); a line over 64 KiB in
+ * pieces, so a flood takes no memory.
  */
 async function forwardLog(child: Deno.ChildProcess, out: Output): Promise<void> {
   let held: Uint8Array[] = [];
-  const release = () => (out.raw(out.stderr, held), held = []);
-  try {
+  const release = () => (held.forEach((part) => out.put(out.stderr, part)), held = []);
+  const read = async () => {
     for await (const chunk of child.stderr) {
       const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
       if (end > 0) held.push(chunk.subarray(0, end)), release();
       if (end < chunk.length) held.push(chunk.subarray(end));
-      if (held.reduce((size, part) => size + part.length, 0) > MAX_HELD) release();
+      if (held.reduce((size, part) => size + part.length, 0) > 64 * 1024) release();
     }
-  } catch {
-    // mm's stderr is gone: what was read is still shown
-  }
+  };
+  await read().catch(() => {}); // mm's stderr is gone: what was read is still shown
   release();
 }
 
@@ -541,8 +450,15 @@ async function converse(run: Run): Promise<number> {
     throw new ClientError(`mm speaks ACP protocol version ${version}; this client speaks 1`);
   }
   const capabilities = field(init, "agentCapabilities");
-  if (options.sessions) return await showSessions(run, capabilities);
-  if (options.continue) options.resume = await latestSession(run, capabilities);
+  if (options.sessions || options.continue) {
+    const sessions = await listSessions(
+      run,
+      capabilities,
+      options.continue ? Deno.cwd() : undefined,
+    );
+    if (options.sessions) return showSessions(run, sessions);
+    options.resume = latestSession(sessions);
+  }
   await openSession(run, capabilities);
   out.waitFor(undefined); // the session is open: until a question, nothing to wait for
   if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
@@ -556,38 +472,44 @@ async function converse(run: Run): Promise<number> {
   }
 }
 
-/** `--sessions`: mm's sessions, most recent first, one per line: id, last update, title or cwd. */
-async function showSessions(run: Run, capabilities: unknown): Promise<number> {
-  const sessions = await listSessions(run, capabilities);
+/** The `initialize` params: the tool list (`meta`), or `true` (`request`; "Découverte"). */
+export function initializeParams(
+  request: boolean,
+): { clientCapabilities: Record<string, unknown>; [key: string]: unknown } {
+  const clientInfo = { name: "host-info-client", version: VERSION };
+  // Capabilities are a contract: no file system and no terminal, which this client lacks.
+  const fs = { readTextFile: false, writeTextFile: false };
+  const _meta = { "org.mini-me/tools": request ? true : TOOL_DESCRIPTIONS };
+  return { protocolVersion: 1, clientInfo, clientCapabilities: { fs, terminal: false, _meta } };
+}
+
+/** `--sessions`: mm's sessions, one per line: id, last update, title or folder. */
+function showSessions(run: Run, sessions: unknown[]): number {
   run.out.record({ sessions });
-  for (const s of sessions) {
-    const about = field(s, "title") ?? field(s, "cwd");
-    run.out.line(
-      run.out.stdout,
-      `${field(s, "sessionId")}  ${field(s, "updatedAt") ?? "-"}  ${about}`,
-    );
+  for (const session of sessions) {
+    const [id, at, title, cwd] = fields(session, "sessionId", "updatedAt", "title", "cwd");
+    run.out.say(`${id}  ${at ?? "-"}  ${title ?? cwd}`);
   }
   return 0;
 }
 
-/** `--continue`: the most recent session of the current folder. */
-async function latestSession(run: Run, capabilities: unknown): Promise<string> {
-  const here = (await listSessions(run, capabilities, Deno.cwd()))
-    .filter((s) => field(s, "cwd") === Deno.cwd());
-  const last = (s: unknown) => String(field(s, "updatedAt") ?? "");
-  const [latest] = here.sort((a, b) => last(b).localeCompare(last(a)));
+/** `--continue`: the most recent of the sessions of the current folder. */
+function latestSession(sessions: unknown[]): string {
+  const updated = (s: unknown) => String(field(s, "updatedAt") ?? "");
+  const here = sessions.filter((s) => field(s, "cwd") === Deno.cwd());
+  const [latest] = here.sort((a, b) => updated(b).localeCompare(updated(a)));
   if (!latest) throw new ClientError(`mm has no session in ${Deno.cwd()} to continue`);
   return String(field(latest, "sessionId"));
 }
 
-/** Every session mm lists (`session/list`, page after page), of one folder or all. */
+/** Every session mm lists (`session/list`, page after page, 100 at most), of a folder or all. */
 async function listSessions(run: Run, capabilities: unknown, cwd?: string): Promise<unknown[]> {
   if (field(field(capabilities, "sessionCapabilities"), "list") == null) {
     throw new ClientError("mm cannot list its sessions (it does not advertise session/list)");
   }
   const sessions: unknown[] = [];
   let cursor: unknown;
-  for (let page = 0; page < MAX_PAGES && (page === 0 || typeof cursor === "string"); page++) {
+  for (let page = 0; page < 100 && (page === 0 || typeof cursor === "string"); page++) {
     const answer = await ask(run, "session/list", { cwd, cursor }, run.options.seconds);
     sessions.push(...list(field(answer, "sessions")));
     cursor = field(answer, "nextCursor");
@@ -595,51 +517,26 @@ async function listSessions(run: Run, capabilities: unknown, cwd?: string): Prom
   return sessions;
 }
 
-/** A `session/list` that pages on and on is read no further than this. */
-const MAX_PAGES = 100;
-
 /**
- * The `initialize` params: the tool list in `meta` mode, `true` ("ask me for
- * it") in `request` mode (acp-client-tools.md, "Découverte").
- */
-export function initializeParams(
-  request: boolean,
-): { clientCapabilities: Record<string, unknown>; [key: string]: unknown } {
-  return {
-    protocolVersion: 1,
-    clientInfo: { name: "host-info-client", version: VERSION },
-    // Capabilities are a contract: no file system and no terminal, which this client lacks.
-    clientCapabilities: {
-      fs: { readTextFile: false, writeTextFile: false },
-      terminal: false,
-      _meta: { "org.mini-me/tools": request ? true : TOOL_DESCRIPTIONS },
-    },
-  };
-}
-
-/**
- * Opens the session: `session/new`, or with `--resume` `session/resume` when
- * mm advertises it, else `session/load` (which replays the conversation so
- * far). In `request` mode mm asks for the tool list before it answers any of
- * the three (acp-client-tools.md, "Mode request").
+ * Opens the session: `session/new`, or with `--resume` `session/resume` when mm advertises it,
+ * else `session/load`, which replays the conversation so far. In `request` mode mm asks for the
+ * tool list before it answers any of the three (acp-client-tools.md, "Mode request").
  */
 async function openSession(run: Run, capabilities: unknown): Promise<void> {
   const { options } = run;
-  const params = { cwd: Deno.cwd(), mcpServers: [] };
+  const params = { sessionId: options.resume, cwd: Deno.cwd(), mcpServers: [] };
   let how = "";
   if (options.resume === undefined) {
     const session = await ask(run, "session/new", params, options.seconds);
     run.sessionId = String(field(session, "sessionId"));
   } else {
     const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
-    const method = resumes ? "session/resume" : "session/load";
     if (!resumes && field(capabilities, "loadSession") !== true) {
       throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
     }
-    [run.sessionId, run.replaying] = [options.resume, method === "session/load"];
-    await ask(run, method, { sessionId: options.resume, ...params }, options.seconds);
-    run.replaying = false;
-    how = method === "session/load" ? " (loaded)" : " (resumed)";
+    [run.sessionId, run.replaying] = [options.resume, !resumes];
+    await ask(run, resumes ? "session/resume" : "session/load", params, options.seconds);
+    [run.replaying, how] = [false, resumes ? " (resumed)" : " (loaded)"];
   }
   run.out.log(`discovery: ${options.request ? "request" : "meta"}, session ${run.sessionId}${how}`);
 }
@@ -647,37 +544,35 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
 /** One prompt turn: the question, mm's updates as they come, and its stop reason. */
 async function turn(run: Run, question: string): Promise<number> {
   const { out } = run;
-  if (!out.quiet) out.line(out.stdout, `❓ ${question}`);
+  out.say(`❓ ${question}`);
   [run.stage, run.refused, run.answer] = ["turn", false, ""];
   out.waitFor("the model");
-  const prompt = [{ type: "text", text: question }];
-  const silence = watchSilence(run);
+  const [prompt, stopWatching] = [[{ type: "text", text: question }], watchSilence(run)];
   const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt })
-    .finally(silence);
+    .finally(stopWatching);
   clearTimeout(run.cancelTimer);
-  out.waitFor(undefined);
   run.stage = "question";
+  out.waitFor(undefined);
   const stopReason = String(field(answer, "stopReason"));
-  if (!out.quiet) out.line(out.stdout, `[${stopReason}]`);
+  if (!out.quiet) out.say(`[${stopReason}]`);
   else if (out.stdout.open) out.print(out.stdout, "\n");
   out.record({ result: { stopReason, sessionId: run.sessionId, text: run.answer } });
   if (run.cancelWhy) throw new ClientError(run.cancelWhy, run.cancelledBy);
   if (run.cancelledBy !== undefined) return run.cancelledBy;
   if (stopReason === "cancelled") {
     const why = run.refused ? " after a refused permission" : "";
-    out.line(out.stderr, `[client] mm ended the turn as cancelled; the client did not ask${why}`);
+    out.note(`[client] mm ended the turn as cancelled; the client did not ask${why}`);
   }
   return stopReason === "cancelled" ? 130 : stopReason === "refusal" ? 1 : 0;
 }
 
 /** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
-async function ask(run: Run, method: string, params: object, seconds?: number): Promise<unknown> {
+async function ask(run: Run, method: string, params: object, seconds = Infinity): Promise<unknown> {
   if (run.stage === "opening") run.asking = method;
   let timer; // of the timeout
   const timeout = new Promise<never>((_, reject) => {
-    if (seconds === undefined || seconds * 1000 > MAX_TIMER_MS) return;
     const error = new ClientError(`mm did not answer ${method} within ${seconds} s`);
-    timer = setTimeout(() => reject(error), seconds * 1000);
+    if (seconds * 1000 <= MAX_TIMER_MS) timer = setTimeout(() => reject(error), seconds * 1000);
   });
   try {
     return await Promise.race([run.connection.request(method, params), run.failed, timeout]);
@@ -695,9 +590,8 @@ async function* stdinLines(): AsyncGenerator<string> {
   try {
     for await (const chunk of Deno.stdin.readable) yield* reader.push(chunk);
   } catch (error) {
-    throw error instanceof LineTooLongError
-      ? new ClientError(`stdin has ${error.message}`, 2)
-      : error;
+    if (error instanceof LineTooLongError) throw new ClientError(`stdin has ${error.message}`, 2);
+    throw error;
   }
   const last = reader.flush();
   if (last !== undefined) yield last;
@@ -705,155 +599,131 @@ async function* stdinLines(): AsyncGenerator<string> {
 
 /** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
 async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
-  const { stderr } = run.out;
-  const atTerminal = Deno.stdin.isTerminal();
+  const [{ out }, atTerminal] = [run, Deno.stdin.isTerminal()];
   for (;;) {
-    if (atTerminal) run.out.print(stderr, "> ");
+    if (atTerminal) out.print(out.stderr, "> ");
     const next = await Promise.race([lines.next(), run.failed]);
-    stderr.open = false; // the person's Enter ended the prompt's line
-    if (next.done && atTerminal) run.out.print(stderr, "\n"); // Ctrl-D did not
+    out.stderr.open = false; // the person's Enter ended the prompt's line
+    if (next.done && atTerminal) out.print(out.stderr, "\n"); // Ctrl-D did not
     if (next.done || next.value.trim()) return next.value?.trim();
   }
 }
 
 /**
- * Shows one `session/update`: one `case` per kind the user sees, and a
- * `default` that ignores kinds this client does not know. stdout is the
- * conversation; stderr is diagnostics, and with `--verbose` thoughts, plans,
- * usage and the session's settings. A loaded session's replay goes to stderr, dimmed.
+ * Shows one `session/update`: a `case` per kind the user sees, a `default` that ignores the rest.
+ * With `--verbose`, thoughts, plans, usage and settings go to stderr; so does a replay, dimmed.
  */
 function showUpdate(run: Run, update: unknown): void {
   const { out, options } = run;
-  const kind = field(update, "sessionUpdate");
-  const content = field(update, "content");
+  const [kind, content] = fields(update, "sessionUpdate", "content");
   const [to, style] = run.replaying ? [out.stderr, DIM] : [out.stdout, undefined];
-  const note = (text: string) => options.verbose && out.line(out.stderr, text, DIM);
+  const [text, isText] = [blockText(content), field(content, "type") === "text"];
+  const note = (line: string) => void (options.verbose && out.note(line, DIM));
   switch (kind) {
     case "agent_message_chunk":
-      if (out.quiet && run.replaying) return;
-      if (blockText(content) === "") return; // an empty chunk only carries _meta
-      if (!run.replaying && field(content, "type") === "text") run.answer += blockText(content);
+      if ((out.quiet && run.replaying) || text === "") return; // an empty chunk only has _meta
+      if (!run.replaying && isText) run.answer += text;
       // Text that follows a tool call or another block starts on a line of its own.
       if (run.textBreak && to.open && !out.quiet) out.print(to, "\n");
-      run.textBreak = field(content, "type") !== "text";
-      return showChunk(out, to, content, style);
-    case "user_message_chunk":
-      if (run.replaying && !out.quiet) out.line(out.stderr, `❓ ${blockText(content)}`, DIM);
+      run.textBreak = !isText;
+      return isText ? out.print(to, text, style) : out.line(to, text, style);
+    case "agent_thought_chunk":
+      if (options.verbose) isText ? out.print(out.stderr, text, DIM) : out.note(text, DIM);
       return;
+    case "user_message_chunk":
+      return void (run.replaying && !out.quiet && out.note(`❓ ${text}`, DIM));
     case "tool_call":
     case "tool_call_update":
       return showToolCall(run, update, to, style);
-    case "agent_thought_chunk":
-      return void (options.verbose && showChunk(out, out.stderr, content, DIM));
     case "plan":
       note("plan:");
-      for (const e of list(field(update, "entries"))) {
-        note(`  [${field(e, "status")}] ${field(e, "content")}`);
+      for (const entry of list(field(update, "entries"))) {
+        note(`  [${field(entry, "status")}] ${field(entry, "content")}`);
       }
       return;
     case "usage_update": {
-      const cost = field(update, "cost");
+      const [used, size, cost] = fields(update, "used", "size", "cost");
       const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
-      return void note(`usage: ${field(update, "used")} of ${field(update, "size")} tokens${paid}`);
+      return note(`usage: ${used} of ${size} tokens${paid}`);
     }
     case "available_commands_update": {
       const names = list(field(update, "availableCommands")).map((c) => `/${field(c, "name")}`);
-      return void note(`commands: ${names.join(", ")}`);
+      return note(`commands: ${names.join(", ")}`);
     }
     case "current_mode_update":
-      return void note(`mode: ${field(update, "currentModeId")}`);
-    case "session_info_update": {
-      const title = field(update, "title");
-      return void (typeof title === "string" && note(`title: ${title}`));
-    }
+      return note(`mode: ${field(update, "currentModeId")}`);
+    case "session_info_update":
+      if (typeof field(update, "title") === "string") note(`title: ${field(update, "title")}`);
+      return;
     case "config_option_update":
-      for (const o of list(field(update, "configOptions"))) {
-        note(`config: ${field(o, "id")} = ${field(o, "currentValue")}`);
+      for (const option of list(field(update, "configOptions"))) {
+        note(`config: ${field(option, "id")} = ${field(option, "currentValue")}`);
       }
       return;
     default: // a kind this client does not know: nothing to show
   }
 }
 
-/** A tool call as the client has shown it: its title, its content lines, whether it runs. */
-type Call = { title: string; lines: string[]; rawOutput?: unknown };
+/** A tool call as shown: its title, its content lines, its `rawOutput`, whether it is done. */
+type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
 
 /**
- * A tool call or its update. ACP: an update carries only what changed, and
- * its `content` replaces the call's content, so only lines not shown yet are
- * shown. A call that ends without content shows its `rawOutput`.
+ * A tool call or its update. ACP: an update's `content` replaces the call's, so shown is the new
+ * part when it extends what was shown (a last line that grew again whole), else all of it. A call
+ * that ends with no content shows its `rawOutput`, 20 lines at most.
  */
 function showToolCall(run: Run, update: unknown, to: Stream, style?: number): void {
-  const { out } = run;
   const call = seeCall(run, update, to, style);
-  const status = field(update, "status");
-  if (status === "completed" || status === "failed") run.running.delete(call);
-  else if (field(update, "sessionUpdate") === "tool_call") run.running.add(call);
-  if (field(update, "rawOutput") !== undefined) call.rawOutput = field(update, "rawOutput");
-  if (out.quiet) return;
-  if (status === "failed") out.line(to, `✖ ${call.title} failed`, style ?? RED);
-  const content = field(update, "content");
+  const [status, content, raw] = fields(update, "status", "content", "rawOutput");
+  call.done ||= status === "completed" || status === "failed";
+  if (raw !== undefined) call.rawOutput = raw;
+  if (run.out.quiet) return;
+  if (status === "failed") run.out.line(to, `✖ ${call.title} failed`, style ?? RED);
   let lines = Array.isArray(content) ? content.flatMap(contentLines) : call.lines;
-  if (!run.running.has(call) && lines.length === 0 && call.rawOutput !== undefined) {
-    const raw = call.rawOutput;
-    lines = textLines(typeof raw === "string" ? raw : JSON.stringify(raw));
-    if (lines.length > RAW_OUTPUT_LINES) {
-      lines = [
-        ...lines.slice(0, RAW_OUTPUT_LINES),
-        `… (${lines.length - RAW_OUTPUT_LINES} more lines)`,
-      ];
-    }
+  if (call.done && lines.length === 0 && call.rawOutput !== undefined) {
+    const text = call.rawOutput;
+    const all = textLines(typeof text === "string" ? text : JSON.stringify(text));
+    lines = all.length > 20 ? [...all.slice(0, 20), `… (${all.length - 20} more lines)`] : all;
   }
-  // When the new content extends what was shown, only the new part; a last line that grew
-  // is shown again whole. Otherwise the new content whole.
-  const shown = call.lines;
-  const extended = shown.every((line, i) =>
-    lines[i] === line || (i === shown.length - 1 && lines[i]?.startsWith(line))
-  );
-  const from = !extended ? 0 : shown.length - (lines[shown.length - 1] === shown.at(-1) ? 0 : 1);
-  for (const line of lines.slice(from)) out.line(to, `│ ${line}`, style);
+  const [shown, last] = [call.lines, call.lines.length - 1];
+  const grew = (line: string, i: number) => i === last && lines[i]?.startsWith(line);
+  const extended = shown.every((line, i) => lines[i] === line || grew(line, i));
+  const from = !extended ? 0 : lines[last] === shown[last] ? last + 1 : last;
+  for (const line of lines.slice(from)) run.out.line(to, `│ ${line}`, style);
   call.lines = lines;
 }
 
-/** A `rawOutput` is shown up to this many lines. */
-const RAW_OUTPUT_LINES = 20;
-
 /**
- * The call an update or a permission request is about. Every call is shown
- * once, when first seen, and once more when its title changes, so that the
- * command that runs is always visible (`🛠️ Terminal → ls -la /`).
+ * The call an update or a permission request is about. Each call is shown once, when first seen,
+ * and again when renamed, so that the command that runs is always visible (`🛠️ Terminal → ls`).
  */
 function seeCall(run: Run, toolCall: unknown, to: Stream, style?: number): Call {
-  const id = String(field(toolCall, "toolCallId") ?? "");
-  const title = field(toolCall, "title");
-  const known = run.calls.get(id);
+  const [id, title] = [String(field(toolCall, "toolCallId") ?? ""), field(toolCall, "title")];
+  const [known, shown] = [run.calls.get(id), !run.out.quiet];
   const call = known ?? { title: typeof title === "string" ? title : id, lines: [] };
   run.calls.set(id, call);
   run.textBreak = true;
-  const shown = !run.out.quiet;
   if (!known && shown) run.out.line(to, `🛠️ ${call.title}`, style);
-  if (known && typeof title === "string" && title !== call.title) {
-    if (shown) run.out.line(to, `🛠️ ${call.title} → ${title}`, style);
-    call.title = title;
-  }
+  if (!known || typeof title !== "string" || title === call.title) return call;
+  if (shown) run.out.line(to, `🛠️ ${call.title} → ${title}`, style);
+  call.title = title;
   return call;
 }
 
-/** One item of a tool call's content as lines: text, a diff's size, a terminal, another block. */
+/** An item of a tool call's content as lines: text, a diff's size, a terminal, another block. */
 function contentLines(item: unknown): string[] {
   switch (field(item, "type")) {
     case "content":
       return textLines(blockText(field(item, "content")));
     case "diff": {
-      const [before, after] = [field(item, "oldText"), field(item, "newText")].map((t) =>
-        typeof t === "string" && t !== "" ? textLines(t) : []
+      const [before, after] = fields(item, "oldText", "newText").map((t) =>
+        textLines(`${t ?? ""}`)
       );
-      const left = new Map<string, number>();
-      for (const line of before) left.set(line, (left.get(line) ?? 0) + 1);
-      let added = 0; // lines of the new text not matched by a line of the old one
+      const unmatched = new Map<string, number>(); // the old text's lines, counted
+      for (const line of before) unmatched.set(line, (unmatched.get(line) ?? 0) + 1);
+      let added = 0; // the new text's lines that match none of the old text's
       for (const line of after) {
-        const unmatched = left.get(line) ?? 0;
-        if (unmatched > 0) left.set(line, unmatched - 1);
+        if (unmatched.get(line)) unmatched.set(line, unmatched.get(line)! - 1);
         else added++;
       }
       const removed = before.length - (after.length - added);
@@ -866,37 +736,28 @@ function contentLines(item: unknown): string[] {
   }
 }
 
-/** A text's lines at `\n` or `\r\n`; a last line end adds no line. */
+/** A text's lines at `\n` or `\r\n`; a last line end adds no line, and "" has none. */
 function textLines(text: string): string[] {
   const lines = text.split(/\r?\n/);
-  if (lines.length > 1 && lines.at(-1) === "") lines.pop();
-  return lines;
-}
-
-/** Streams a message chunk as it comes, with no newline added; another block on its own line. */
-function showChunk(out: Output, to: Stream, block: unknown, style?: number): void {
-  if (field(block, "type") === "text") out.print(to, blockText(block), style);
-  else out.line(to, blockText(block), style);
+  return lines.at(-1) === "" ? lines.slice(0, -1) : lines;
 }
 
 /** A content block as text: its text, or `[<type>]` for any other kind. */
 function blockText(block: unknown): string {
-  const [type, text] = [field(block, "type"), field(block, "text")];
+  const [type, text] = fields(block, "type", "text");
   if (type === "text" && typeof text === "string") return text;
   return `[${typeof type === "string" ? type : "unknown"}]`;
 }
 
 /** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
 const SAME_KEYPRESS_MS = 300;
-/** How long mm gets to end a turn after `session/cancel`. */
+/** How long mm gets to end a turn after `session/cancel`, and to exit once its stdin is closed. */
 const CANCEL_GRACE_MS = 5000;
-/** How long mm gets to exit once its stdin is closed. */
 const EXIT_GRACE_MS = 2000;
 
 /**
- * Ctrl-C or SIGTERM. During a turn, the first cancels it the ACP way
- * (`session/cancel`) and gives mm time to answer; a second kills mm. Before
- * the session exists, or at the `--interactive` prompt, the client ends.
+ * Ctrl-C or SIGTERM. During a turn, the first cancels it the ACP way, `session/cancel`; a second
+ * kills mm. Before the session exists, or at the `-i` prompt, the client ends.
  */
 function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
   const now = performance.now();
@@ -904,45 +765,35 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
   run.lastSignal = now;
   const code = signal === "SIGINT" ? 130 : 143;
   if (run.stage !== "turn") return killMm(run, code);
-  if (run.cancelledBy !== undefined) {
-    run.out.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
-    return killMm(run, run.cancelledBy);
-  }
-  cancelTurn(run, code);
+  if (run.cancelledBy === undefined) return cancelTurn(run, code);
+  run.out.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
+  killMm(run, run.cancelledBy);
 }
 
-/**
- * Cancels the turn the ACP way: `session/cancel`, then mm has a grace period
- * to end the turn before it is killed. `why` is the error the run ends with.
- */
+/** Cancels the turn: `session/cancel`, and mm is killed if it does not end the turn in time. */
 function cancelTurn(run: Run, code: number, why?: string): void {
   [run.cancelledBy, run.cancelWhy] = [code, why];
   run.out.log("cancelling…");
   run.connection.notify("session/cancel", { sessionId: run.sessionId });
-  const late = () => {
-    run.out.log("mm did not answer the cancellation in time; killing it");
-    killMm(run, code);
-  };
+  const late =
+    () => (run.out.log("mm did not answer the cancellation in time; killing it"),
+      killMm(run, code));
   run.cancelTimer = setTimeout(late, CANCEL_GRACE_MS);
 }
 
-/** Kills mm now, and ends the run with `code`. */
+/** Kills mm now, group and all, and ends the run with `code`. */
 function killMm(run: Run, code: number): void {
   killGroup(run.child);
   run.fail(new ClientError(run.cancelWhy ?? "", code));
 }
 
 /**
- * `--turn-timeout`: when mm has sent nothing for the turn that long — no
- * update, no request — the turn is cancelled and the run ends with 124, as
- * `timeout(1)` does. mm waiting for the client's answer is not silence.
- * Returns what stops the watch.
+ * `--turn-timeout`: when mm has sent nothing for the turn that long (mm waiting for the client's
+ * answer is not silence), the turn is cancelled and the run ends with 124, as `timeout(1)` does.
  */
 function watchSilence(run: Run): () => void {
   const ms = (run.options.turnSeconds ?? Infinity) * 1000;
-  if (ms > MAX_TIMER_MS) return () => {};
-  run.heard = performance.now();
-  let timer: ReturnType<typeof setTimeout>;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const check = () => {
     if (run.connection.busy()) run.heard = performance.now();
     const silent = performance.now() - run.heard;
@@ -950,32 +801,24 @@ function watchSilence(run: Run): () => void {
     const why = `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`;
     if (run.cancelledBy === undefined) cancelTurn(run, 124, why);
   };
-  timer = setTimeout(check, ms);
+  if (ms <= MAX_TIMER_MS) [run.heard, timer] = [performance.now(), setTimeout(check, ms)];
   return () => clearTimeout(timer);
 }
 
 /**
- * Ends mm. After a conversation that ended, close its stdin and give it time
- * to exit; after an error, do not wait. Then kill its whole process group: an
- * agent may run helper processes of its own.
+ * Ends mm: after a conversation that ended, closes its stdin and gives it time to exit; then kills
+ * its process group (an agent may run helpers of its own), and passes on mm's last lines.
  */
 async function endMm(run: Run, graceful: boolean): Promise<void> {
   clearTimeout(run.cancelTimer);
-  if (graceful) {
-    const deadline = delay(EXIT_GRACE_MS);
-    await Promise.race([run.connection.close(), deadline]);
-    await Promise.race([run.child.status, deadline]);
-  }
+  const exited = run.connection.close().then(() => run.child.status);
+  if (graceful) await Promise.race([exited, delay(EXIT_GRACE_MS)]);
   killGroup(run.child);
-  await Promise.race([run.log, delay(500)]); // mm's last lines, whatever the path out
+  await Promise.race([run.log, delay(500)]);
 }
 
 function killGroup(child: Deno.ChildProcess): void {
-  try {
-    Deno.kill(-child.pid, "SIGKILL");
-  } catch {
-    // the group is gone already
-  }
+  attempt(() => Deno.kill(-child.pid, "SIGKILL"), undefined); // or the group is gone already
 }
 
 // ─── 4. Output: the conversation, diagnostics, the progress line ─────────────
@@ -995,16 +838,12 @@ type Stream = {
 };
 
 /**
- * The client's two output streams. stdout is the conversation; stderr is
- * diagnostics. When both go to one terminal, pipe or file (`2>&1 | less`), a
- * line open on one is ended before the other writes, so no line starts in the
- * middle of another; apart, each stream is exactly what was written to it.
- * On a terminal, a progress line on stderr shows what the client waits for.
+ * stdout, the conversation, and stderr, diagnostics. When both reach one terminal, pipe or file, a
+ * line open on one is ended before the other writes; apart, each is exactly what was written to it.
+ * A tick's output goes out in order, in one write per stream. On a terminal, a progress line.
  */
 class Output {
-  /** The conversation. */
   readonly stdout: Stream = Output.#open(Deno.stdout);
-  /** Diagnostics. */
   readonly stderr: Stream = Output.#open(Deno.stderr);
   /** Both streams reach the same terminal, pipe or file. */
   readonly shared: boolean = sameFile(1, 2) ?? this.stdout.terminal === this.stderr.terminal;
@@ -1022,14 +861,24 @@ class Output {
 
   static #open(file: typeof Deno.stdout): Stream {
     const terminal = file.isTerminal();
-    // no-color.org: colour is off when NO_COLOR is set and not empty; a dumb terminal has none.
+    // no-color.org: no colour when NO_COLOR is set and not empty; a dumb terminal has none.
     const colour = terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
     return { file, terminal, colour, open: false, gone: false };
   }
 
   /** A `[client] …` progress line on stderr (not with `--quiet`). */
   log(text: string): void {
-    if (!this.quiet) this.line(this.stderr, `[client] ${text}`);
+    if (!this.quiet) this.note(`[client] ${text}`);
+  }
+
+  /** A line on stderr. */
+  note(text: string, style?: number): void {
+    this.line(this.stderr, text, style);
+  }
+
+  /** A line of the conversation on stdout (not with `--quiet`). */
+  say(text: string, style?: number): void {
+    if (!this.quiet) this.line(this.stdout, text, style);
   }
 
   /** Writes a whole line, after a newline if the stream's last line is still open. */
@@ -1037,42 +886,32 @@ class Output {
     this.print(to, `${to.open ? "\n" : ""}${text}\n`, style);
   }
 
-  /**
-   * Writes text. Everything mm sends is untrusted: on a terminal its control
-   * characters are shown, not obeyed.
-   */
+  /** Writes text, which mm may have sent: on a terminal its control characters are shown. */
   print(to: Stream, text: string, style?: number): void {
-    if (to === this.stdout && this.json) return;
-    this.#put(to, to.terminal ? showControls(text) : text, style);
+    if (to === this.stdout && this.json) return; // stdout has only what record() writes
+    this.put(to, to.terminal ? showControls(text) : text, style);
   }
 
   /** With `--json`, one line on stdout; C1 controls escaped too, so a terminal shows it as is. */
   record(value: unknown): void {
     const escape = (c: string) => `\\u00${c.charCodeAt(0).toString(16)}`;
-    if (this.json) this.#put(this.stdout, `${JSON.stringify(value ?? null).replace(C1, escape)}\n`);
+    const line = JSON.stringify(value ?? null).replace(/[\x7f-\x9f]/g, escape);
+    if (this.json) this.put(this.stdout, `${line}\n`);
   }
 
-  /** mm's own bytes, as they are. */
-  raw(to: Stream, parts: Uint8Array[]): void {
-    for (const part of parts) this.#put(to, part);
-  }
-
-  #put(to: Stream, text: string | Uint8Array, style?: number): void {
-    if (text.length === 0 || to.gone) return;
+  /** Writes text or bytes as they are, after erasing the progress line and ending the other's. */
+  put(to: Stream, data: string | Uint8Array, style?: number): void {
+    if (data.length === 0 || to.gone) return;
     this.#erase();
     const other = to === this.stdout ? this.stderr : this.stdout;
     if (this.shared && other.open) this.#write(this.stderr, "\n"), other.open = false;
     const styled = (line: string) => `\x1b[${style}m${line}\x1b[0m`;
-    const colour = to.colour && style && typeof text === "string";
-    this.#write(to, colour ? text.replace(/[^\n]+/g, styled) : text);
-    to.open = typeof text === "string" ? !text.endsWith("\n") : text.at(-1) !== 10;
+    const text = typeof data === "string" && to.colour && style;
+    this.#write(to, text ? data.replace(/[^\n]+/g, styled) : data);
+    to.open = typeof data === "string" ? !data.endsWith("\n") : data.at(-1) !== 10;
   }
 
-  /**
-   * Shows `waiting for <label> … 3 s` on a terminal's stderr, or stops with
-   * `undefined`. The line leaves the cursor at its start and is erased before
-   * anything else is printed; never drawn in a file or a pipe.
-   */
+  /** Shows `waiting for <label> … 3 s` on a terminal, erased before any output; `undefined`: stop. */
   waitFor(label?: string): void {
     if (label === this.#waiting?.label) return;
     this.#erase();
@@ -1086,14 +925,12 @@ class Output {
 
   #draw(): void {
     const waiting = this.#waiting;
-    // Not over an open line: the answer's, on one screen, or a thought's.
-    if (!waiting || !this.progress || this.stderr.open) return;
-    if (this.shared && this.stdout.open) return;
+    // Never over an open line: a thought's, or the answer's on one screen.
+    if (!waiting || !this.progress || this.stderr.open || (this.shared && this.stdout.open)) return;
     const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
     const seconds = Math.floor((Date.now() - waiting.since) / 1000);
     const label = showControls(waiting.label); // a tool's title is mm's text
-    const text = fit(`${spinner} waiting for ${label} … ${seconds} s`, terminalWidth());
-    this.#write(this.stderr, `\r\x1b[K${text}\r`);
+    this.#write(this.stderr, `\r\x1b[K${fit(`${spinner} waiting for ${label} … ${seconds} s`)}\r`);
     waiting.drawn = true;
   }
 
@@ -1101,7 +938,6 @@ class Output {
     if (this.#waiting?.drawn) this.#write(this.stderr, "\r\x1b[K"), this.#waiting.drawn = false;
   }
 
-  /** Queues text; what one tick prints goes out together, in order, in one write per stream. */
   #write(to: Stream, data: string | Uint8Array): void {
     const last = this.#queue.at(-1);
     if (last?.[0] === to && typeof last[1] === "string" && typeof data === "string") {
@@ -1124,50 +960,23 @@ class Output {
   }
 }
 
-/** The terminal's width in columns (80 when it does not say). */
-function terminalWidth(): number {
-  try {
-    return Deno.consoleSize().columns || 80;
-  } catch {
-    return 80;
-  }
+/** Text cut to one row of the terminal, its last column left free: some terminals wrap there. */
+function fit(text: string): string {
+  const width = attempt(() => Deno.consoleSize().columns, 0) || 80;
+  const columns = (char: string) => char.codePointAt(0)! >= 0x1100 ? 2 : 1; // a wide one: 2
+  let used = 0;
+  return [...text].filter((char) => (used += columns(char)) < width).join("");
 }
-
-/** Text cut to fit one row of `width` columns, so that erasing the row erases all of it. */
-function fit(text: string, width: number): string {
-  let [columns, end] = [0, 0];
-  for (const char of text) {
-    columns += char.codePointAt(0)! >= 0x1100 ? 2 : 1; // a wide character may take two
-    if (columns >= width) break; // the last column is left free: some terminals wrap there
-    end += char.length;
-  }
-  return text.slice(0, end);
-}
-
-/** C1 control characters, which `JSON.stringify` leaves as they are. */
-
-const C1 = /[\u007f-\u009f]/g;
 
 /** Whether two file descriptors are the same terminal, pipe or file; `undefined` if unknown. */
 function sameFile(a: number, b: number): boolean | undefined {
-  try {
-    const [x, y] = [fstatSync(a), fstatSync(b)];
-    return x.ino ? x.dev === y.dev && x.ino === y.ino : undefined;
-  } catch {
-    return undefined;
-  }
+  const [x, y] = attempt(() => [fstatSync(a), fstatSync(b)], []);
+  return x?.ino ? x.dev === y?.dev && x.ino === y?.ino : undefined;
 }
 
 /**
- * Replaces control characters other than newline and tab with visible
- * symbols (ESC becomes `␛`), so text shown on a terminal cannot clear the
- * screen, move the cursor, set the window title or write the clipboard.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(showControls("a\x1b[2Jb\r\n\tc\x9b"), "a␛[2Jb\n\tc�");
- * ```
+ * Shows control characters other than newline and tab as symbols (`\x1b` as `␛`), so text on a
+ * terminal cannot clear the screen, move the cursor, set the title or write the clipboard.
  */
 export function showControls(text: string): string {
   return text.replace(/\r\n/g, "\n").replace(
@@ -1188,10 +997,9 @@ export class LineTooLongError extends Error {
 }
 
 /**
- * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each
- * chunk's bytes are scanned once and copied at most once, so a line spanning
- * many chunks costs time linear in its length; a line is decoded whole, so a
- * UTF-8 character split across chunks decodes correctly.
+ * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each chunk's bytes are
+ * scanned once and copied at most once, so a line spanning many chunks costs time linear in its
+ * length; a line is decoded whole, so a UTF-8 character split across chunks decodes correctly.
  *
  * @example
  * ```ts
@@ -1206,14 +1014,11 @@ export class LineReader {
   #length = 0;
   #decoder = new TextDecoder();
 
-  /** A reader of lines up to `limit` bytes, not counting the line end (32 MiB, as in the official SDK). */
+  /** Lines up to `limit` bytes, not counting their end (32 MiB, as in the official SDK). */
+
   constructor(readonly limit: number = 32 * 1024 * 1024) {}
 
-  /**
-   * Takes the next chunk and yields every line it completes.
-   *
-   * @throws {LineTooLongError} when the line being read grows past the limit
-   */
+  /** Takes the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
   *push(chunk: Uint8Array): Generator<string> {
     let start = 0;
     for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, start)) {
@@ -1230,13 +1035,10 @@ export class LineReader {
   }
 
   #keep(bytes: Uint8Array): void {
-    if (bytes.length > 0) {
-      this.#parts.push(bytes); // kept, not copied: a stream hands over a new chunk each read
-      this.#length += bytes.length;
-    }
-    const last = this.#parts.at(-1)?.at(-1);
+    if (bytes.length > 0) this.#parts.push(bytes); // kept, not copied: each read is a new chunk
+    this.#length += bytes.length;
     // A last `\r` may be the start of the line's end, `\r\n`: it does not count.
-    if (this.#length - (last === 13 ? 1 : 0) > this.limit) {
+    if (this.#length - (this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0) > this.limit) {
       [this.#parts, this.#length] = [[], 0];
       throw new LineTooLongError(this.limit);
     }
@@ -1257,27 +1059,27 @@ export class LineReader {
 /** A JSON-RPC id. */
 export type RpcId = string | number | null;
 
+/** A JSON-RPC error object. */
+export type RpcFailure = { code: number; message: string };
+
 /** What one line from mm turned out to be. */
 export type Frame =
   | { kind: "request"; id: string | number; method: string; params: unknown }
   | { kind: "notification"; method: string; params: unknown }
-  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
+  | { kind: "response"; id: RpcId; result?: unknown; error?: RpcFailure }
   | { kind: "blank" }
-  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
+  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: RpcFailure } };
 
 /**
- * Classifies one line: a request, a notification, a response, a blank line to
- * skip, or a bad frame with its error reply: `-32700` for a line that is not
- * JSON; `-32600` for a batch, a non-object, or an object of none of the kinds.
+ * Classifies one line: a request, a notification, a response, a blank line to skip, or a bad frame
+ * with its error reply: `-32700` for a line that is not JSON; `-32600` for a batch, a non-object,
+ * or an object of none of the kinds.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * assert.equal(parseFrame('{"jsonrpc":"2.0","id":7,"method":"m"}').kind, "request");
- * assert.deepEqual(parseFrame("[1,2]"), {
- *   kind: "bad",
- *   reply: { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request" } },
- * });
+ * assert.equal(parseFrame("[1,2]").kind, "bad");
  * ```
  */
 export function parseFrame(line: string): Frame {
@@ -1300,7 +1102,7 @@ export function parseFrame(line: string): Frame {
     return { kind: "notification", method, params };
   }
   if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
-    return { kind: "response", id, result, error: error as { code: number; message: string } };
+    return { kind: "response", id, result, error: error as RpcFailure };
   }
   return bad(validId ? id : null, -32600, "Invalid Request");
 }
@@ -1314,9 +1116,8 @@ class RpcError extends Error {
   }
 }
 
-/** The first bad frames are logged and answered. */
+/** The first bad frames are logged and answered; 1,000 in a row: mm is not talking JSON-RPC. */
 const BAD_FRAMES_SHOWN = 10;
-/** After this many bad frames in a row, mm is not talking JSON-RPC. */
 const BAD_FRAMES_IN_A_ROW = 1000;
 /** Reading from mm pauses while more than this many characters of answers wait to be written. */
 const MAX_UNWRITTEN = 1024 * 1024;
@@ -1330,14 +1131,10 @@ interface Handlers {
 }
 
 /**
- * JSON-RPC over mm's pipes. Frames queued in one tick go out in one write,
- * whole and in order, so the lines of a chunk are handled synchronously (an
- * async iterator per line measured 0.61× the throughput). An answer that is a
- * promise goes out when it settles, or as `-32800` when mm cancels the request
- * first (`$/cancel_request`). Reading pauses while answers pile up unwritten,
- * so memory stays bounded when mm stops reading its stdin. `request` rejects
- * with an {@linkcode RpcError}; `close` ends mm's stdin after the queued
- * frames; `reading` settles when mm's stdout has ended, every line handled.
+ * JSON-RPC over mm's pipes. A tick's frames go out in one write, whole and in order, so the lines
+ * of a chunk are handled synchronously (an async iterator per line measured 0.61× the throughput).
+ * An answer that is a promise goes out when it settles, or as `-32800` if mm cancels it first.
+ * Reading pauses while answers pile up unwritten, so memory stays bounded if mm stops reading.
  */
 function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers: Handlers) {
   const writer = child.stdin.getWriter();
@@ -1346,9 +1143,9 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
   let [queued, unwritten, writing, nextId] = [[] as string[], 0, Promise.resolve(), 0];
   const bad = { total: 0, inARow: 0, first: "" };
 
-  const send = (message: object) => {
+  const send = (message: object) => { // one line, after the other frames of this tick
     const line = JSON.stringify(message);
-    if (trace) out.line(out.stderr, `→ ${line}`);
+    if (trace) out.note(`→ ${line}`);
     queued.push(line, "\n");
     unwritten += line.length + 1;
     if (queued.length > 2) return; // a write of this tick is scheduled already
@@ -1363,14 +1160,13 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
       if (!exited) handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
     });
   };
-  const failure = (error: unknown) => {
-    const { code, message } = error instanceof RpcError
-      ? error
-      : { code: -32603, message: `Internal error: ${errorText(error)}` };
-    return { error: { code, message } };
-  };
 
-  /** Answers a request from mm at once, or when its promise settles, unless mm cancels it first. */
+  const failure = (error: unknown) => ({
+    error: error instanceof RpcError
+      ? { code: error.code, message: error.message }
+      : { code: -32603, message: `Internal error: ${errorText(error)}` },
+  });
+  /** Answers a request at once, or when its promise settles, unless mm cancels it first. */
   const answer = (id: string | number, method: string, params: unknown) => {
     const controller = new AbortController();
     const settle = (reply: object) => {
@@ -1392,28 +1188,25 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
       settle(reply);
     });
   };
-
   /** `$/cancel_request`: a request still running is aborted and answered `-32800`. */
-  const cancel = (params: unknown) => {
-    const id = field(params, "requestId") as RpcId;
+  const cancel = (id: RpcId) => {
     const call = running.get(id);
     if (!call) return; // answered already, or never asked: nothing to cancel
     running.delete(id);
     call.controller.abort();
     call.settle({ error: { code: -32800, message: "Request cancelled" } });
   };
-
   const receive = (line: string) => {
-    if (trace && line.trim() !== "") out.line(out.stderr, `← ${line}`);
+    if (trace && line.trim() !== "") out.note(`← ${line}`);
     const frame = parseFrame(line);
     if (frame.kind === "blank") return;
     if (frame.kind === "bad") return badLine(line, frame.reply);
     bad.inARow = 0;
     if (frame.kind === "request") return answer(frame.id, frame.method, frame.params);
-    if (frame.kind === "notification") {
-      if (frame.method === "$/cancel_request") return cancel(frame.params);
-      return handlers.notification(frame.method, frame.params);
+    if (frame.kind === "notification" && frame.method === "$/cancel_request") {
+      return cancel(field(frame.params, "requestId") as RpcId);
     }
+    if (frame.kind === "notification") return handlers.notification(frame.method, frame.params);
     const waiting = pending.get(frame.id);
     if (!waiting) {
       return out.log(`answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`);
@@ -1423,19 +1216,17 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
     const { code, message } = frame.error;
     waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
   };
-
   /** A noisy peer: log and answer the first few bad lines, count the rest, give up on a flood. */
-  const badLine = (line: string, badReply: object) => {
+  const badLine = (line: string, reply: object) => {
     if (bad.inARow++ === 0) bad.first = line.slice(0, 80);
     if (++bad.total <= BAD_FRAMES_SHOWN) {
-      out.line(out.stderr, `[client] bad frame from mm: ${line.slice(0, 80)}`);
-      send(badReply);
+      out.note(`[client] bad frame from mm: ${line.slice(0, 80)}`);
+      send(reply);
     }
     if (bad.inARow < BAD_FRAMES_IN_A_ROW) return;
     const many = `${bad.inARow} bad lines; first: ${bad.first}`;
     throw new ClientError(`mm is not speaking JSON-RPC on stdout (${many})`);
   };
-
   const reading = (async () => {
     const reader = new LineReader();
     for await (const chunk of child.stdout) {
@@ -1452,12 +1243,13 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
   });
 
   return {
-    request: (method: string, params: unknown) =>
-      new Promise<unknown>((resolve, reject) => {
-        const id = nextId++;
-        pending.set(id, { resolve, reject });
-        send({ jsonrpc: "2.0", id, method, params });
-      }),
+    request(method: string, params: unknown): Promise<unknown> {
+      const [id, answer] = [nextId++, Promise.withResolvers<unknown>()];
+      pending.set(id, answer);
+      send({ jsonrpc: "2.0", id, method, params });
+      return answer.promise;
+    },
+
     notify: (method: string, params: unknown) => send({ jsonrpc: "2.0", method, params }),
     close: () => writing.then(() => writer.close()).catch(() => {}),
     reading,
@@ -1486,16 +1278,14 @@ options:
   --mm PATH          the mm executable (default: $MM_BIN, else mm on PATH)
   -i, --interactive  more questions after the first, one per line, in the same session
   -q, --quiet        stdout is the answer alone; no [client] progress lines
+  --json             stdout is JSON lines: updates, requests and answers, the result
   --resume ID        continue an earlier session of mm
-  --trace            print every JSON-RPC frame on stderr (→ sent, ← received)
-  --verbose          also show thoughts, plans and usage updates on stderr
-  --timeout SECONDS  how long to wait for mm to start a session (default 30)
-  --turn-timeout SECONDS
-                     cancel a turn when mm sends nothing for that long (exit 124)
-  --json             stdout is JSON lines: mm's updates, its requests and their answers,
-                     and last the result (or the error)
-  --sessions         list mm's sessions and exit
   --continue         continue the most recent session of this folder
+  --sessions         list mm's sessions and exit
+  --trace            print every JSON-RPC frame on stderr (→ sent, ← received)
+  --verbose          also show thoughts, plans, usage and settings on stderr
+  --timeout SECONDS  how long to wait for mm to start a session (default 30)
+  --turn-timeout SEC cancel a turn when mm has sent nothing for SEC seconds (exit 124)
   -h, --help         show this help and exit
   --version          print the version and exit`;
 
@@ -1506,95 +1296,80 @@ export const OPTIONS = {
   mm: { type: "string" },
   interactive: { type: "boolean", short: "i" },
   quiet: { type: "boolean", short: "q" },
+  json: { type: "boolean" },
   resume: { type: "string" },
+  continue: { type: "boolean" },
+  sessions: { type: "boolean" },
   trace: { type: "boolean" },
   verbose: { type: "boolean" },
   timeout: { type: "string", default: "30" },
   "turn-timeout": { type: "string" },
-  json: { type: "boolean" },
-  sessions: { type: "boolean" },
-  continue: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
 } as const;
 
-/** The options of one run: what `parseArgs` read, the first question, `--timeout` in seconds. */
+/** The options of one run: what `parseArgs` read, the first question, the timeouts in seconds. */
 export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"] & {
   /** The first question: `-` for stdin, `undefined` to read it with `--interactive`. */
   question?: string;
-  /** `--timeout` in seconds. */
+  /** `--timeout` and `--turn-timeout` in seconds. */
   seconds: number;
-  /** `--turn-timeout` in seconds. */
   turnSeconds?: number;
 };
 
 /**
- * Parses the command line. A `--` that is the very first argument is dropped,
- * because `deno task demo -- --request` passes it through.
- *
- * @throws {ClientError} (exit 2, with the usage) naming what is wrong
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * const options = parseCommandLine(["--", "--request", "Which", "CPU?"]);
- * assert.deepEqual([options.request, options.question], [true, "Which CPU?"]);
- * ```
+ * Parses the command line, or throws a {@linkcode ClientError} (exit 2) naming what is wrong. A
+ * first `--` is dropped: `deno task demo -- --request` passes it through.
  */
 export function parseCommandLine(argv: readonly string[]): Options {
   const args = argv[0] === "--" ? argv.slice(1) : [...argv];
   const usage = (message: string) => new ClientError(message, 2, true);
-  // Read loosely, then checked token by token: a value that starts with `-`
-  // (`--timeout -1`) is a value, and each mistake is named precisely.
-  const { values, positionals, tokens } = parseArgs({
+  // Read loosely, then checked token by token: a value that starts with `-` (`--timeout -1`) is
+  // a value, and each mistake is named precisely.
+  const read = parseArgs({
     args,
     options: OPTIONS,
     allowPositionals: true,
     strict: false,
     tokens: true,
   });
-  for (const token of tokens) {
+  for (const token of read.tokens) {
     if (token.kind !== "option") continue;
-    const option = Object.hasOwn(OPTIONS, token.name)
-      ? OPTIONS[token.name as keyof typeof OPTIONS]
-      : undefined;
-    if (!option) throw usage(`unknown option ${token.rawName}`);
-    if (option.type === "boolean" && token.value !== undefined) {
-      throw usage(`${token.rawName} takes no value`);
-    }
-    const dashed = !token.inlineValue && /^-(?![\d.])./.test(token.value ?? "");
-    if (option.type === "string" && (token.value === undefined || dashed)) {
-      throw usage(`${token.rawName} needs a value`);
+    const { name, rawName, value } = token;
+    const type = Object.hasOwn(OPTIONS, name) && OPTIONS[name as keyof typeof OPTIONS].type;
+    if (!type) throw usage(`unknown option ${rawName}`);
+    if (type === "boolean" && value !== undefined) throw usage(`${rawName} takes no value`);
+    const dashed = !token.inlineValue && /^-(?![\d.])./.test(value ?? "");
+    if (type === "string" && (value === undefined || dashed)) {
+      throw usage(`${rawName} needs a value`);
     }
   }
-  const parsed = values as Omit<Options, "question" | "seconds">; // as checked above
-  const seconds = (name: string, value: string) => {
-    if (/^(\d+\.?\d*|\.\d+)$/.test(value) && Number(value) > 0) return Number(value);
-    throw usage(`--${name} takes a number of seconds above 0, got ${JSON.stringify(value)}`);
+  const values = read.values as Omit<Options, "question" | "seconds">; // as checked above
+  const seconds = (name: string, text: string) => {
+    if (/^(\d+\.?\d*|\.\d+)$/.test(text) && Number(text) > 0) return Number(text);
+    throw usage(`--${name} takes a number of seconds above 0, got ${JSON.stringify(text)}`);
   };
-  const turnTimeout = parsed["turn-timeout"];
-  const turnSeconds = turnTimeout === undefined ? undefined : seconds("turn-timeout", turnTimeout);
-  if (parsed.json && parsed.quiet) {
+  const turn = values["turn-timeout"];
+  const turnSeconds = turn === undefined ? undefined : seconds("turn-timeout", turn);
+  if (values.json && values.quiet) {
     throw usage("--json and --quiet both say what stdout is: pick one");
   }
-  if (parsed.continue && parsed.resume !== undefined) {
+  if (values.continue && values.resume !== undefined) {
     throw usage("--continue and --resume both name the session: pick one");
   }
-  if (parsed.mm === "") throw usage('--mm needs a path, got ""');
-  if (parsed.resume === "") throw usage('--resume needs a session id, got ""');
-  const question = positionals.join(" ").trim() ||
-    (parsed.interactive ? undefined : DEFAULT_QUESTION);
-  if (question === "-" && parsed.interactive) {
+  if (values.mm === "") throw usage('--mm needs a path, got ""');
+  if (values.resume === "") throw usage('--resume needs a session id, got ""');
+  const words = read.positionals.join(" ").trim();
+  const question = words || (values.interactive ? undefined : DEFAULT_QUESTION);
+  if (question === "-" && values.interactive) {
     throw usage("- reads the question from stdin, which --interactive reads too");
   }
-  return { ...parsed, question, seconds: seconds("timeout", parsed.timeout), turnSeconds };
+  return { ...values, question, seconds: seconds("timeout", values.timeout), turnSeconds };
 }
 
 /**
- * Finds and reads the agent file: relative to the current directory, else,
- * when the client runs from a source file, next to `client.ts`. An empty
- * file, or one with only comments, has no keys, as mm reads it.
- *
- * @throws {ClientError} (exit 2) naming the file and what is wrong with it
+ * Finds and reads the agent file, in the current folder, else next to `client.ts`; an empty file,
+ * or one with only comments, has no keys, as mm reads it. Throws a `ClientError` naming the file.
  */
 function readAgentFile(name: string, given: boolean): { path: string; config: AgentConfig } {
   const here = import.meta.dirname;
@@ -1617,7 +1392,7 @@ function readAgentFile(name: string, given: boolean): { path: string; config: Ag
     }
     if (document != null && !isObject(document)) throw problem("is not a YAML mapping of keys");
     const tools = field(field(document, "acp"), "clientTools");
-    const [enabled, discovery] = [field(tools, "enabled"), field(tools, "discovery")];
+    const [enabled, discovery] = fields(tools, "enabled", "discovery");
     return { path, config: { enabled: enabled !== false, discovery: String(discovery ?? "meta") } };
   }
   const hint = given ? "" : " (run from the project folder or pass --agent)";
@@ -1627,10 +1402,7 @@ function readAgentFile(name: string, given: boolean): { path: string; config: Ag
 /** What the client reads in an agent file: `acp.clientTools.enabled` and `.discovery`. */
 export type AgentConfig = { enabled: boolean; discovery: string };
 
-/**
- * The warnings for an agent file that contradicts the run. The client goes
- * on anyway, so that mm's own reaction can be seen.
- */
+/** The warnings for an agent file that contradicts the run; the client goes on, to show mm's way. */
 export function agentFileWarnings(file: string, config: AgentConfig, request: boolean): string[] {
   const sets = `warning: ${file} sets acp.clientTools`;
   if (!config.enabled) return [`${sets}.enabled: false; mm will ignore host_info`];
@@ -1656,10 +1428,12 @@ function list(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
-/** `value[key]` when `value` is an object, else `undefined`. */
-
+/** `value[key]` when `value` is an object, else `undefined`; `fields()`, of several keys. */
 function field(value: unknown, key: string): unknown {
   return isObject(value) ? value[key] : undefined;
+}
+function fields(value: unknown, ...keys: string[]): unknown[] {
+  return keys.map((key) => field(value, key));
 }
 
 function errorText(error: unknown): string {
@@ -1674,6 +1448,21 @@ function granted(descriptor: Deno.PermissionDescriptor): boolean {
 /** An environment variable; one the run may not read counts as unset. */
 function readEnv(name: string): string | undefined {
   return granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined;
+}
+
+/** A function that reads a value the first time it is called, and then remembers it. */
+function once<T>(read: () => T): () => T {
+  let value: { read: T } | undefined;
+  return () => (value ??= { read: read() }).read;
+}
+
+/** What `run()` returns, or `otherwise` when it throws. */
+function attempt<T, U>(run: () => T, otherwise: U): T | U {
+  try {
+    return run();
+  } catch {
+    return otherwise;
+  }
 }
 
 function delay(ms: number): Promise<undefined> {
