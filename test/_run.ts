@@ -42,6 +42,8 @@ export interface ClientRun {
   stdin?: string | "open";
   /** How long the whole run may take before the test fails (default 60 s). */
   deadlineMs?: number;
+  /** Another client file to run (a copy of client.ts, see {@linkcode clientWithTools}). */
+  client?: string;
 }
 
 /** What a finished run printed. */
@@ -110,7 +112,7 @@ export function startClient(run: ClientRun = {}): RunningClient {
       ...(run.permissions ?? START_PERMISSIONS).map((flag) =>
         flag === "--allow-read=." && run.readAlso ? `${flag},${run.readAlso.join(",")}` : flag
       ),
-      `${ROOT}/client.ts`,
+      run.client ?? `${ROOT}/client.ts`,
       ...args,
     ],
     cwd: run.cwd ?? ROOT,
@@ -266,4 +268,18 @@ export function rogue(scenario: string, run: ClientRun = {}): ClientRun {
     args: ["--mm", `${ROOT}/test/rogue-mm`, ...(run.args ?? [])],
     env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: tempFile("pid", ""), ...run.env },
   };
+}
+
+/**
+ * A copy of `client.ts` with `entries` added to its `TOOLS`, after host_info's, exactly where
+ * the README tells a reader to add a tool; nothing else is edited. Returns the copy's path.
+ */
+export function clientWithTools(entries: string): string {
+  const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
+  const registry = /(\nexport const TOOLS: readonly Tool\[\] = \[\n[\s\S]*?\n {2}\},\n)(\];\n)/;
+  if (!registry.test(source)) throw new Error("client.ts has no TOOLS list where the README says");
+  return tempFile(
+    "client.ts",
+    source.replace(registry, (_, list, end) => `${list}${entries}${end}`),
+  );
 }

@@ -70,17 +70,33 @@ Deno.test("1,000 reproducible random chunkings (1 B to 64 KiB) of a long transcr
   }
 });
 
-Deno.test("a line longer than the limit is refused, whatever the chunking", () => {
-  const reader = new LineReader(16);
-  assert.deepEqual([...reader.push(new TextEncoder().encode("0123456789abcdef\n"))], [
-    "0123456789abcdef",
-  ]);
-  assert.deepEqual([...reader.push(new TextEncoder().encode("0123456789abcdef\r\n"))], [
-    "0123456789abcdef",
-  ]);
-  assert.throws(() =>
-    [...reader.push(new TextEncoder().encode("0123456789"))].length === 0 &&
-    [...reader.push(new TextEncoder().encode("abcdefgh"))], LineTooLongError);
+Deno.test("LineReader takes a line of exactly its limit, \\n or \\r\\n ended, at every split point", () => {
+  for (const end of ["\n", "\r\n"]) {
+    const bytes = new TextEncoder().encode(`${"x".repeat(16)}${end}`);
+    for (let at = 0; at <= bytes.length; at++) {
+      const reader = new LineReader(16);
+      const lines = [...reader.push(bytes.subarray(0, at)), ...reader.push(bytes.subarray(at))];
+      assert.deepEqual(lines, ["x".repeat(16)], `${JSON.stringify(end)} split at ${at}`);
+    }
+  }
+});
+
+Deno.test("LineReader refuses a line one byte over its limit, \\n or \\r\\n ended or not ended", () => {
+  for (const end of ["\n", "\r\n", "\r", ""]) {
+    const bytes = new TextEncoder().encode(`${"x".repeat(17)}${end}`);
+    for (let at = 0; at <= bytes.length; at++) {
+      const reader = new LineReader(16);
+      assert.throws(
+        () => [...reader.push(bytes.subarray(0, at)), ...reader.push(bytes.subarray(at))],
+        LineTooLongError,
+        `${JSON.stringify(end)} split at ${at}`,
+      );
+    }
+  }
+  // A \r that is not the start of the line's end counts like any other byte.
+  assert.throws(
+    () => [...new LineReader(16).push(new TextEncoder().encode(`${"x".repeat(16)}\rx\n`))],
+  );
 });
 
 Deno.test("a reader's default line limit is 32 MiB, as in the official SDK", () => {

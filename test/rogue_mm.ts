@@ -593,6 +593,39 @@ const scenarios: Record<string, () => Promise<void>> = {
     });
     await endTurn(prompt);
   },
+  // ─── Tools a copy of the client lends (see test/tools_test.ts) ──────────────
+  async "lent-tools"() {
+    const prompt = await handshake();
+    const call = (id: number, method: string, params: Message = {}) =>
+      send({ id, method, params: { ...params, _meta: { "org.mini-me/sessionId": SESSION } } });
+    const answers: Message[] = [];
+    const collect = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        answers.push(await next((m) => "result" in m || "error" in m));
+      }
+    };
+    // A slow call, then a quick one: the quick one is answered first.
+    await call(1, "_test/slow", { ms: 400 });
+    await call(2, "_demo.minime/host_info", { topic: "os" });
+    await collect(2);
+    // A call mm cancels while it runs: answered -32800 at once, and never again.
+    await call(3, "_test/slow", { ms: 60_000 });
+    await send({ method: "$/cancel_request", params: { requestId: 3 } });
+    await collect(1);
+    await call(4, "_test/throws");
+    await call(5, "_test/rejects");
+    await collect(2);
+    // The permission policy follows the tools lent.
+    await permission(6, "client: slow");
+    await permission(7, "client: throws");
+    await collect(2);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a late answer to 3 would be here
+    for (const answer of [...answers, ...inbox.splice(0)]) {
+      report(`answer ${JSON.stringify(answer)}`);
+    }
+    await endTurn(prompt);
+  },
+
   // ─── What real agents send (ACP v1 shapes the stand-in never sends) ──────────
   async "unannounced-permission"() {
     const prompt = await handshake();
