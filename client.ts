@@ -381,8 +381,10 @@ class Run implements Handlers {
   }
 
   answered(method: string, params: unknown, answer: object): void {
+    this.heard = performance.now(); // mm's silence counts from the answer it waited for
     this.out.record({ request: { method, params }, answer });
   }
+
 
   notification(method: string, params: unknown): void {
     if (method !== "session/update") return; // other notifications are not for the user
@@ -813,12 +815,14 @@ async function endMm(run: Run, graceful: boolean): Promise<void> {
   clearTimeout(run.cancelTimer);
   const exited = run.connection.close().then(() => run.child.status);
   if (graceful) await Promise.race([exited, delay(EXIT_GRACE_MS)]);
-  killGroup(run.child);
+  await killGroup(run.child);
   await Promise.race([run.log, delay(500)]);
 }
 
-function killGroup(child: Deno.ChildProcess): void {
-  attempt(() => Deno.kill(-child.pid, "SIGKILL"), undefined); // or the group is gone already
+/** Kills mm's process group, and waits (a second at most) until no process of it is left. */
+async function killGroup(child: Deno.ChildProcess): Promise<void> {
+  const left = () => attempt(() => (Deno.kill(-child.pid, "SIGKILL"), true), false);
+  for (let tries = 0; tries < 100 && left(); tries++) await delay(10);
 }
 
 // ─── 4. Output: the conversation, diagnostics, the progress line ─────────────

@@ -283,3 +283,14 @@ export function clientWithTools(entries: string): string {
     source.replace(registry, (_, list, end) => `${list}${entries}${end}`),
   );
 }
+
+/**
+ * Asserts that no process whose id is in `file` (the peer's pid file: mm, and maybe its helpers)
+ * is alive. The client waits until mm's process group is gone before it exits, so this is
+ * checked at once, with no grace.
+ */
+export function assertNoPeerLeft(file: string): void {
+  const pids = Deno.readTextFileSync(file).trim().split(/\s+/).map(Number);
+  if (!(pids[0] > 0)) throw new Error(`no pid was written to ${file}`);
+  for (const pid of pids) if (alive(pid)) throw new Error(`process ${pid} outlived the client`);
+}

@@ -273,6 +273,26 @@ Deno.test("a usage error names what is actually wrong", () => {
   usageError(["--mm", ""], '--mm needs a path, got ""');
   usageError(["--resume", ""], '--resume needs a session id, got ""');
   usageError(["-i", "-"], "- reads the question from stdin, which --interactive reads too");
+  usageError(["--json", "-q"], "--json and --quiet both say what stdout is: pick one");
+  usageError(
+    ["--continue", "--resume", "x"],
+    "--continue and --resume both name the session: pick one",
+  );
+  usageError(["--turn-timeout"], "--turn-timeout needs a value");
+  usageError(["--json=1"], "--json takes no value");
+});
+
+Deno.test("--turn-timeout takes the same numbers as --timeout; without it a turn has no deadline", () => {
+  assert.equal(parseCommandLine([]).turnSeconds, undefined);
+  for (const value of ["1.5", "0.25", ".5", "30"]) {
+    assert.equal(parseCommandLine(["--turn-timeout", value]).turnSeconds, Number(value));
+  }
+  for (const value of ["0", "-1", "0x10", "1e3", "abc", ""]) {
+    usageError(
+      ["--turn-timeout", value],
+      `--turn-timeout takes a number of seconds above 0, got ${JSON.stringify(value)}`,
+    );
+  }
 });
 
 // ─── The agent file ──────────────────────────────────────────────────────────

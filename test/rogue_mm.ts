@@ -626,6 +626,36 @@ const scenarios: Record<string, () => Promise<void>> = {
     await endTurn(prompt);
   },
 
+  // ─── Long turns (--turn-timeout) ───────────────────────────────────────────
+  async "chatty"() {
+    // A model that keeps talking for longer than any turn timeout a test gives, then ends well.
+    const prompt = await handshake();
+    const until = Date.now() + Number(Deno.env.get("ROGUE_CHATTY_MS") ?? 2500);
+    while (Date.now() < until) {
+      await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "." } });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await chunk("Done talking.");
+    await endTurn(prompt);
+  },
+  async "silent"() {
+    // A model that says nothing at all, and ends the turn only when it is cancelled.
+    const prompt = await handshake();
+    const cancel = await next((m) => m.method === "session/cancel");
+    report(
+      `got ${JSON.stringify(cancel)} after ${Date.now() - Number(Deno.env.get("ROGUE_T0"))} ms`,
+    );
+    await endTurn(prompt, "cancelled");
+  },
+  async "slow-client-call"() {
+    // mm calls the client and waits for the answer: mm is not silent, it is waiting.
+    const prompt = await handshake();
+    await send({ id: 9, method: "_test/slow", params: { ms: 1500 } });
+    report(`answer ${JSON.stringify(await next(answerTo(9)))}`);
+    await chunk("Thanks.");
+    await endTurn(prompt);
+  },
+
   // ─── What real agents send (ACP v1 shapes the stand-in never sends) ──────────
   async "unannounced-permission"() {
     const prompt = await handshake();
