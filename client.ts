@@ -385,7 +385,6 @@ class Run implements Handlers {
     this.out.record({ request: { method, params }, answer });
   }
 
-
   notification(method: string, params: unknown): void {
     if (method !== "session/update") return; // other notifications are not for the user
     this.heard = performance.now();

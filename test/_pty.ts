@@ -135,26 +135,31 @@ const ESC = String.fromCharCode(0x1b);
 /** One thing a terminal obeys or shows: an erase in line, another sequence, a character. */
 const TERMINAL_TOKEN = new RegExp(`${ESC}\\[([012]?)K|${ESC}\\[[0-9;?]*[A-Za-z]|[^]`, "gu");
 
-/** What a terminal shows once its control sequences are obeyed, line by line. */
-export function visibleLines(screen: string): string[] {
-  const lines: string[] = [];
-  let line: string[] = [];
-  let column = 0;
+/**
+ * What a terminal `width` columns wide shows once its control sequences are obeyed, row by row: a
+ * line longer than the width wraps to the next row, and `\r` and erase-in-line act on the row the
+ * cursor is on, as a terminal does.
+ */
+export function visibleLines(screen: string, width = Infinity): string[] {
+  const rows: string[][] = [[]];
+  let [row, column] = [0, 0];
+  const nextRow = () => {
+    [row, column] = [row + 1, 0];
+    rows[row] ??= [];
+  };
   for (const [token, erase] of screen.matchAll(TERMINAL_TOKEN)) { // colours are skipped too
-    if (token === "\n") {
-      lines.push(line.join("").trimEnd());
-      line = [];
-      column = 0;
-    } else if (token === "\r") column = 0;
+    const line = rows[row];
+    if (token === "\n") nextRow();
+    else if (token === "\r") column = 0;
     else if (erase !== undefined) {
       if (erase === "" || erase === "0") line.length = Math.min(line.length, column);
       else if (erase === "1") line.fill(" ", 0, column + 1);
-      else line = Array(column).fill(" ");
+      else rows[row] = Array(column).fill(" ");
     } else if (!token.startsWith(ESC)) {
-      while (line.length < column) line.push(" ");
-      line[column++] = token;
+      if (column >= width) nextRow();
+      while (rows[row].length < column) rows[row].push(" ");
+      rows[row][column++] = token;
     }
   }
-  lines.push(line.join("").trimEnd());
-  return lines;
+  return rows.map((line) => line.join("").trimEnd());
 }

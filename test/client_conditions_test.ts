@@ -352,6 +352,67 @@ Deno.test("with stdout and stderr in one pipe no stderr line starts in the middl
   assert.equal(standIn.code, 0, standIn.stdout);
   assert.deepEqual(misplaced(standIn.stdout), [], standIn.stdout);
   assert.match(standIn.stdout, /\nusage: /);
+  assert.ok(!standIn.stdout.includes("\n\n"), `an empty line in one pipe: ${standIn.stdout}`);
+  assert.match(standIn.stdout, /\n\[end_turn\]\n/);
+  const quiet = await runShell(`exec ${clientCommand(["--mm", MM_SIM, "-q", "--verbose"])} 2>&1`);
+  assert.equal(quiet.code, 0, quiet.stdout);
+  assert.ok(
+    !quiet.stdout.includes("\n\n") && quiet.stdout.endsWith("\n"),
+    JSON.stringify(quiet.stdout),
+  );
+});
+
+Deno.test("mm's log lines come through the client whole, and the last ones arrive when mm exits at once", async () => {
+  const pidFile = tempFile("pid", "");
+  const run = await runClient(rogue("stderr-burst-exit", { env: { ROGUE_PID_FILE: pidFile } }));
+  assert.equal(run.code, 1, run.stderr.slice(-500));
+  const lines = run.log.filter((l) => l.startsWith("[mm] line "));
+  assert.deepEqual(lines, Array.from({ length: 3000 }, (_, i) => `[mm] line ${i + 1}`));
+  assert.equal(run.log.at(-1), "error: mm exited with code 3 before the turn ended");
+  await assertGone(pidFile);
+});
+
+Deno.test("a flood of mm's log is passed on without growing the client's memory", async () => {
+  const options = rogue("stderr-flood", { noTrace: true, deadlineMs: 30_000 });
+  const client = startClient(options);
+  let peakKiB = 0;
+  const sampling = (async () => {
+    while (alive(client.child.pid)) {
+      const status = Deno.readTextFileSync(`/proc/${client.child.pid}/status`);
+      const kib = Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1] ?? 0);
+      peakKiB = Math.max(peakKiB, kib);
+      await sleep(50);
+    }
+  })().catch(() => {});
+  const run = await client.done();
+  await sampling;
+  assert.equal(run.code, 0, run.stderr.slice(-300));
+  assert.ok(run.stderr.includes(`${"x".repeat(100)}`) && run.log.includes("[mm] flood done"));
+  assert.equal(run.stderr.split("x").length - 1, 48 * 1024 * 1024, "every byte passed on");
+  assert.ok(peakKiB < 200 * 1024, `the client grew to ${Math.round(peakKiB / 1024)} MB`);
+});
+
+Deno.test("a line over the limit on stdin names stdin, not mm", async () => {
+  const run = await runClient({
+    args: ["-i"],
+    stdin: `${"x".repeat(32 * 1024 * 1024 + 1)}\n`,
+    noTrace: true,
+  });
+  assert.equal(run.code, 2, run.stderr.slice(-300));
+  assert.ok(run.log.includes("error: stdin has a line longer than 33554432 bytes"), run.stderr);
+});
+
+Deno.test("MM_BIN set but empty counts as unset; MM_BIN or --mm naming a missing mm is named", async () => {
+  const noMm = { noMm: true, noTrace: true, env: { PATH: PATH_WITHOUT_MM } };
+  const empty = await runClient({ ...noMm, env: { ...noMm.env, MM_BIN: "" } });
+  assert.equal(empty.code, 127);
+  assert.deepEqual(empty.log, [
+    "error: cannot start mm (mm): not found. Install mini-me or set MM_BIN / --mm.",
+  ]);
+  const named = await runClient({ ...noMm, env: { ...noMm.env, MM_BIN: "/nowhere/mm" } });
+  assert.deepEqual(named.log, [
+    "error: cannot start mm (/nowhere/mm): not found. MM_BIN names it: check that path.",
+  ]);
 });
 
 Deno.test("stdout apart from stderr is exactly the conversation, whatever stderr carried", async () => {

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { assertNoPeerLeft, rogue, ROOT, runClient, tempFile } from "./_run.ts";
+import { assertNoPeerLeft, rogue, runClient, tempFile } from "./_run.ts";
 
 type Line = Record<string, Record<string, unknown>>;
 

@@ -656,6 +656,34 @@ const scenarios: Record<string, () => Promise<void>> = {
     await endTurn(prompt);
   },
 
+  // ─── mm's own stderr, which the client passes on ───────────────────────────
+  async "stderr-short"() {
+    // A short log line while the client's progress line is up.
+    const prompt = await handshake();
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    Deno.stderr.writeSync(encoder.encode("[mm] hi\n"));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await chunk("Said hi.");
+    await endTurn(prompt);
+  },
+  async "stderr-burst-exit"() {
+    // Many log lines in one write, then mm is gone at once.
+    await handshake();
+    const lines = Array.from({ length: 3000 }, (_, i) => `[mm] line ${i + 1}\n`).join("");
+    Deno.stderr.writeSync(encoder.encode(lines));
+    Deno.exit(3);
+  },
+  async "stderr-flood"() {
+    // 48 MiB of log with no line end, as fast as the pipe takes it, then one line.
+    const prompt = await handshake();
+    const block = encoder.encode("x".repeat(64 * 1024));
+    for (let i = 0; i < 768; i++) {
+      for (let at = 0; at < block.length;) at += await Deno.stderr.write(block.subarray(at));
+    }
+    Deno.stderr.writeSync(encoder.encode("\n[mm] flood done\n"));
+    await endTurn(prompt);
+  },
+
   // ─── What real agents send (ACP v1 shapes the stand-in never sends) ──────────
   async "unannounced-permission"() {
     const prompt = await handshake();

@@ -1,0 +1,87 @@
+/**
+ * Building and installing: `deno task compile` embeds the client and its YAML reader only, and
+ * `deno task install` makes a command that works from any folder.
+ */
+
+import assert from "node:assert/strict";
+import { ROOT, within } from "./_run.ts";
+
+/** Runs a `deno task` in the project folder, with a deadline. */
+async function task(name: string, env: Record<string, string>) {
+  const output = await within(
+    120_000,
+    `deno task ${name} to end`,
+    new Deno.Command(Deno.execPath(), {
+      args: ["task", name],
+      cwd: ROOT,
+      env: { NO_COLOR: "1", ...env },
+      stdin: "null",
+    }).output(),
+  );
+  const text = new TextDecoder().decode(output.stderr) + new TextDecoder().decode(output.stdout);
+  assert.ok(output.success, `deno task ${name} failed:\n${text}`);
+  return text;
+}
+
+Deno.test("build: deno task compile embeds client.ts and js-yaml, none of the test-only packages", async () => {
+  // DENORT_BIN names the runtime to bundle: the deno running the tests, so that nothing is
+  // downloaded (dl.deno.land cannot be reached here). The binary it makes is therefore a plain
+  // deno, which cannot run the client: this test reads what was embedded, and runs nothing.
+  const binary = `${ROOT}/host-info-client`;
+  try {
+    const listing = await task("compile", { DENORT_BIN: Deno.execPath() });
+    const embedded = listing.slice(listing.indexOf("Embedded Files"));
+    for (const wanted of ["client.ts", "js-yaml/", "argparse/"]) {
+      assert.ok(embedded.includes(wanted), `${wanted} is embedded:\n${embedded}`);
+    }
+    for (const unwanted of ["@agentclientprotocol", "zod/", "ajv/", "fast-uri/"]) {
+      assert.ok(!embedded.includes(unwanted), `${unwanted} is embedded:\n${embedded}`);
+    }
+    const [, size, unit] = embedded.match(/Files: ([\d.]+)(KB|MB)/) ?? [];
+    assert.ok(unit === "KB" || Number(size) < 3, `${size} ${unit} of files embedded`);
+    assert.ok(Deno.statSync(binary).isFile);
+  } finally {
+    Deno.removeSync(binary, { recursive: true });
+  }
+});
+
+Deno.test("build: deno task install makes a command that works from any folder", async () => {
+  const root = Deno.makeTempDirSync({ prefix: "install-" });
+  await task("install", { DENO_INSTALL_ROOT: root });
+  const elsewhere = Deno.makeTempDirSync({ prefix: "elsewhere-" });
+  const run = (cwd: string) =>
+    within(
+      30_000,
+      "the installed command to exit",
+      new Deno.Command(`${root}/bin/host-info-client`, {
+        args: ["How much RAM?"],
+        cwd,
+        clearEnv: true,
+        env: {
+          PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`,
+          MM_BIN: `${ROOT}/test/mm-sim`,
+          DENO_BIN: Deno.execPath(),
+          NO_COLOR: "1",
+          HOME: Deno.env.get("HOME") ?? "/tmp",
+          TMPDIR: Deno.env.get("TMPDIR") ?? "/tmp",
+        },
+        stdin: "null",
+      }).output(),
+    ).then(({ code, stdout, stderr }) => ({
+      code,
+      stdout: new TextDecoder().decode(stdout),
+      stderr: new TextDecoder().decode(stderr),
+    }));
+  // From a folder with no agent file, it uses the one next to the installed client.ts.
+  const far = await run(elsewhere);
+  assert.equal(far.code, 0, far.stderr);
+  assert.match(far.stdout, /\n\[end_turn\]\n$/);
+  assert.match(far.stderr, /\[acp\] client tools \(meta\): client_host_info/);
+  // From a folder that has one, it uses that one: here one that disables client tools.
+  Deno.writeTextFileSync(`${elsewhere}/agent.yaml`, "acp:\n  clientTools:\n    enabled: false\n");
+  const near = await run(elsewhere);
+  assert.equal(near.code, 0, near.stderr);
+  assert.ok(
+    near.stderr.includes("[client] warning: agent.yaml sets acp.clientTools.enabled: false"),
+  );
+});
