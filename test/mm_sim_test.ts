@@ -14,6 +14,7 @@ import {
   newSessionId,
   parseDuration,
   plannedCalls,
+  planTurn,
   readAgentConfig,
   resultText,
   streamPieces,
@@ -21,6 +22,11 @@ import {
 } from "./mm_sim.ts";
 
 const TOOL = { name: "open_buffers", method: "_com.example/workspace/buffers" };
+const HOST_INFO = {
+  name: "host_info",
+  method: "_demo.minime/host_info",
+  inputSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+};
 
 Deno.test('"Description d\'un outil", name: non-alphanumerics become _, runs shrink, ends are trimmed', () => {
   assert.equal(modelName("open buffers"), "client_open_buffers");
@@ -86,6 +92,11 @@ Deno.test('"Validation d\'une liste": the other entries are kept and tools are s
   assert.deepEqual(tools.map((t) => t.modelName), ["client_alpha", "client_zeta"]);
   assert.deepEqual(tools[0].required, ["x"]);
   assert.equal(skipped.length, 1);
+  const two = validateToolList([{ name: "a", method: "_x/a" }, { name: "b" }]);
+  assert.deepEqual(two.tools.map((t) => t.modelName), ["client_a"]);
+  assert.deepEqual(two.skipped, [
+    'entry 1 skipped: method "" must start with "_" (an ACP extension method)',
+  ]);
 });
 
 Deno.test("a null entry or a null field reads as absent, as Go decodes JSON", () => {
@@ -140,6 +151,10 @@ Deno.test('"Réponse": a JSON string without its quotes, any other value as JSON
 
 Deno.test('"Erreurs": a JSON-RPC error reads as its compact JSON, data kept when present', () => {
   assert.equal(
+    errorText({ code: -32601, message: "Method not found" }),
+    '[client tool error: {"code":-32601,"message":"Method not found"}]',
+  );
+  assert.equal(
     errorText({ code: -32800, message: "Request cancelled" }),
     '[client tool error: {"code":-32800,"message":"Request cancelled"}]',
   );
@@ -155,6 +170,7 @@ Deno.test('"Erreurs": a JSON-RPC error reads as its compact JSON, data kept when
 
 Deno.test('"Erreurs": every result is cut to maxOutput, keeping its start and its end', () => {
   assert.equal(cutToMaxOutput("short", 100), "short");
+  assert.equal(cutToMaxOutput("abcdefghij", 5), "ab…ij");
   const cut = cutToMaxOutput("a".repeat(500) + "b".repeat(500), 100);
   assert.equal([...cut].length, 100);
   assert.ok(cut.startsWith("aaa") && cut.endsWith("bbb"));
@@ -244,13 +260,18 @@ Deno.test("the scripted model picks topics from the question's words, in order",
   assert.deepEqual(plannedCalls("How much RAM? And the processor?"), [{ topic: "memory" }, {
     topic: "cpu",
   }]);
+  assert.deepEqual(plannedCalls("How much RAM?"), [{ topic: "memory" }]);
   assert.deepEqual(plannedCalls("Hello"), [{ topic: "os" }, { topic: "memory" }]);
+  assert.deepEqual(plannedCalls("Hello", false), []);
   assert.deepEqual(plannedCalls("How big is my disk?"), [{ topic: "disk" }]);
   assert.deepEqual(plannedCalls("anything without a topic"), [{}]);
-  assert.deepEqual(plannedCalls("memory, with a _meta"), [{ topic: "memory", _meta: MODEL_META }]);
+  const [hostInfo] = validateToolList([HOST_INFO]).tools;
+  assert.deepEqual(planTurn("memory, with a _meta", [hostInfo]), [
+    { tool: hostInfo, args: { topic: "memory", _meta: MODEL_META } },
+  ]);
   assert.match(
-    answerFrom([{ args: { topic: "os" }, text: "Linux" }]),
-    /operating system: Linux\.$/,
+    answerFrom([{ tool: "host_info", args: { topic: "os" }, text: "Linux" }]),
+    /^Here is what host_info reports about your machine — operating system: Linux\.$/,
   );
 });
 

@@ -680,13 +680,16 @@ async function earlierSession(
   return out;
 }
 
-Deno.test("mm advertises session/load and session/resume", async () => {
+/** The `agentCapabilities` of an `initialize` answer. */
+function capabilitiesOf(answer: Frame): Record<string, unknown> {
+  return (answer.result as { agentCapabilities: Record<string, unknown> }).agentCapabilities;
+}
+
+Deno.test("mm advertises session/load, session/resume and session/list", async () => {
   await withPeer({}, async (peer) => {
-    const answer = await peer.initialize();
-    const capabilities = (answer.result as { agentCapabilities: Record<string, unknown> })
-      .agentCapabilities;
+    const capabilities = capabilitiesOf(await peer.initialize());
     assert.equal(capabilities.loadSession, true);
-    assert.deepEqual(capabilities.sessionCapabilities, { resume: {} });
+    assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {} });
   });
 });
 
