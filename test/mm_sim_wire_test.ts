@@ -7,6 +7,9 @@
  */
 
 import assert from "node:assert/strict";
+import { Ajv2020 } from "ajv/2020";
+import schema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
+import type * as acp from "@agentclientprotocol/sdk";
 import { agentYaml, deadline, type Frame, HOST_INFO, type Peer, withPeer } from "./_wire.ts";
 
 const QUESTION = "What operating system does my machine run, and how much memory does it have?";
@@ -811,5 +814,136 @@ Deno.test("session ids are shaped like mm's", async () => {
   await withPeer({}, async (peer) => {
     await peer.initialize();
     assert.match(await peer.newSession(), /^\d{8}-\d{6}-[0-9a-f]{8}$/);
+  });
+});
+
+// ─── session/list (guess) ────────────────────────────────────────────────────
+
+const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+ajv.addSchema(schema, "acp");
+
+/** Asserts that `value` is a valid `definition` of the ACP v1 schema. */
+function assertAcp(definition: string, value: unknown): void {
+  const validate = ajv.getSchema(`acp#/$defs/${definition}`)!;
+  assert.ok(validate(value), `${definition}: ${ajv.errorsText(validate.errors)}`);
+}
+
+/** Waits a little, so that two saves never share a millisecond. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 15));
+
+/** The sessions of a `session/list` answer, checked against the ACP schema. */
+async function listed(peer: Peer, params: Record<string, unknown>): Promise<acp.SessionInfo[]> {
+  const answer = await peer.request("session/list", params);
+  assert.equal(answer.error, undefined, JSON.stringify(answer.error));
+  assertAcp("ListSessionsResponse", answer.result);
+  const result = answer.result as acp.ListSessionsResponse;
+  assert.equal(result.nextCursor, undefined, "all in one answer");
+  return result.sessions;
+}
+
+Deno.test("session/list lists the sessions of earlier runs, most recent first, with title and updatedAt", async () => {
+  const stateDir = Deno.makeTempDirSync({ prefix: "mm-sim-state-" });
+  const ids: Record<string, string> = {};
+  const started = new Date();
+  await withPeer({ stateDir }, async (peer) => {
+    await peer.initialize();
+    ids.a = await peer.newSession("/home/me/a");
+    await peer.prompt(ids.a, "How much memory?");
+    await tick();
+    ids.b = await peer.newSession("/home/me/a");
+    await tick();
+    ids.c = await peer.newSession("/home/me/c");
+    await peer.prompt(ids.c, `Which CPU?\n  ${"And then what? ".repeat(6)}`);
+    await tick();
+    await peer.prompt(ids.a, "Which OS?");
+  });
+  await withPeer({ stateDir }, async (peer) => {
+    assertAcp("InitializeResponse", (await peer.initialize()).result);
+    const all = await listed(peer, {});
+    assert.deepEqual(all.map((s) => s.sessionId), [ids.a, ids.c, ids.b], "the last saved first");
+    assert.deepEqual(all.map((s) => s.cwd), ["/home/me/a", "/home/me/c", "/home/me/a"]);
+    assert.deepEqual(all.map((s) => s.title), [
+      "How much memory?",
+      "Which CPU? And then what? And then what? And then what? And…",
+      undefined,
+    ]);
+    assert.ok(!("title" in all[2]), "no title before a first question");
+    const times = all.map((s) => Date.parse(s.updatedAt!));
+    assert.ok(times.every((t) => t >= started.getTime() - 1000 && t <= Date.now()), `${times}`);
+    assert.ok(times[0] > times[1] && times[1] > times[2], `${times}`);
+    assert.deepEqual(await listed(peer, { cwd: null, cursor: null }), all);
+  });
+});
+
+Deno.test("session/list with a cwd lists only the sessions of that folder", async () => {
+  const stateDir = Deno.makeTempDirSync({ prefix: "mm-sim-state-" });
+  await withPeer({ stateDir }, async (peer) => {
+    await peer.initialize();
+    const first = await peer.newSession("/home/me/a");
+    await tick();
+    const other = await peer.newSession("/home/me/b");
+    await tick();
+    const second = await peer.newSession("/home/me/a");
+    assert.deepEqual((await listed(peer, { cwd: "/home/me/a" })).map((s) => s.sessionId), [
+      second,
+      first,
+    ]);
+    assert.deepEqual((await listed(peer, { cwd: "/home/me/b" })).map((s) => s.sessionId), [other]);
+    assert.deepEqual(await listed(peer, { cwd: "/home/me" }), []);
+  });
+});
+
+Deno.test("session/list of a state folder that does not exist yet is an empty list", async () => {
+  const stateDir = `${Deno.makeTempDirSync({ prefix: "mm-sim-state-" })}/not-yet`;
+  await withPeer({ stateDir }, async (peer) => {
+    await peer.initialize();
+    assert.deepEqual(await listed(peer, {}), []);
+  });
+});
+
+Deno.test("MM_SIM_SESSIONS=load advertises only session/load: resume and list answer -32601", async () => {
+  const earlier = await earlierSession();
+  await withPeer({ stateDir: earlier.stateDir, env: { MM_SIM_SESSIONS: "load" } }, async (peer) => {
+    const answer = await peer.initialize();
+    assertAcp("InitializeResponse", answer.result);
+    assert.deepEqual(capabilitiesOf(answer), { loadSession: true });
+    for (const method of ["session/list", "session/resume"]) {
+      const refused = await peer.request(method, { sessionId: earlier.sessionId, cwd: "/tmp" });
+      assert.equal(refused.error?.code, -32601, `${method}: ${JSON.stringify(refused)}`);
+    }
+    const loaded = await peer.request("session/load", {
+      sessionId: earlier.sessionId,
+      cwd: "/tmp",
+      mcpServers: [],
+    });
+    assert.deepEqual(loaded.result, {});
+    assert.deepEqual(peer.finalTexts(), earlier.texts, "the load replayed the conversation");
+  });
+});
+
+Deno.test("MM_SIM_SESSIONS=none advertises none of load, resume and list, and each answers -32601", async () => {
+  const earlier = await earlierSession();
+  await withPeer({ stateDir: earlier.stateDir, env: { MM_SIM_SESSIONS: "none" } }, async (peer) => {
+    const answer = await peer.initialize();
+    assertAcp("InitializeResponse", answer.result);
+    assert.deepEqual(capabilitiesOf(answer), { loadSession: false });
+    for (const method of ["session/list", "session/resume", "session/load"]) {
+      const refused = await peer.request(method, {
+        sessionId: earlier.sessionId,
+        cwd: "/tmp",
+        mcpServers: [],
+      });
+      assert.equal(refused.error?.code, -32601, `${method}: ${JSON.stringify(refused)}`);
+    }
+    assert.deepEqual(peer.updates(), [], "no replay");
+    assert.equal(await peer.prompt(await peer.newSession(), "Which CPU?"), "end_turn");
+  });
+});
+
+Deno.test("MM_SIM_SESSIONS with an unknown value is reported on stderr, and full is used", async () => {
+  await withPeer({ env: { MM_SIM_SESSIONS: "some" } }, async (peer) => {
+    const capabilities = capabilitiesOf(await peer.initialize());
+    assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {} });
+    assert.ok(peer.stderr.includes('[mm-sim] MM_SIM_SESSIONS: unknown value "some" (using full)'));
   });
 });
