@@ -11,6 +11,7 @@ import { Ajv2020 } from "ajv/2020";
 import schema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
 import type * as acp from "@agentclientprotocol/sdk";
 import { agentYaml, deadline, type Frame, HOST_INFO, type Peer, withPeer } from "./_wire.ts";
+import { cutToMaxOutput } from "./mm_sim.ts";
 
 const QUESTION = "What operating system does my machine run, and how much memory does it have?";
 
@@ -945,5 +946,223 @@ Deno.test("MM_SIM_SESSIONS with an unknown value is reported on stderr, and full
     const capabilities = capabilitiesOf(await peer.initialize());
     assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {} });
     assert.ok(peer.stderr.includes('[mm-sim] MM_SIM_SESSIONS: unknown value "some" (using full)'));
+  });
+});
+
+// ─── Other tools of the client (the stand-in's own behaviour) ────────────────
+
+/** A second tool, as a client that adds one to client.ts would offer it. */
+const CLOCK = {
+  name: "clock",
+  description: "The time on the user's machine.",
+  method: "_demo.minime/clock",
+  inputSchema: {
+    type: "object",
+    properties: {
+      zone: { type: "string", enum: ["UTC", "local"] },
+      digits: { type: "integer" },
+      seconds: { type: "boolean" },
+      format: { type: "string" },
+      note: { type: "string" },
+    },
+    required: ["zone", "digits", "seconds", "format"],
+  },
+};
+/** The arguments the scripted model builds from CLOCK's schema. */
+const CLOCK_ARGS = { zone: "UTC", digits: 0, seconds: false, format: "example" };
+
+/** A peer whose client answers CLOCK's method with the zone it was asked for. */
+function withClock(
+  options: Parameters<typeof withPeer>[0],
+  body: (peer: Peer) => Promise<void>,
+): Promise<void> {
+  return withPeer(options, async (peer) => {
+    peer.handlers[CLOCK.method] = (params) => ({
+      result: { content: [{ type: "text", text: `noon in ${params.zone}` }] },
+    });
+    await body(peer);
+  });
+}
+
+/** What mm wrote about tool calls, in order: announces, requests, updates, sentences. */
+function steps(peer: Peer): string[] {
+  return peer.frames.flatMap((f) => {
+    if (f.method === HOST_INFO.method || f.method === CLOCK.method) return [`request ${f.method}`];
+    const u = f.params?.update as
+      | { sessionUpdate?: string; status?: string; title?: string; content?: { text?: string } }
+      | undefined;
+    if (u?.sessionUpdate === "tool_call") return [`announce ${u.title}`];
+    if (u?.sessionUpdate === "tool_call_update") return [`update ${u.status}`];
+    if (u?.sessionUpdate === "agent_message_chunk" && u.content?.text?.startsWith("Let me")) {
+      return [`say ${u.content.text}`];
+    }
+    return [];
+  });
+}
+
+Deno.test("another tool named in the question is called as host_info is, with arguments from its schema", async () => {
+  await withClock({}, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(
+      await peer.prompt(session, "What does clock say, and how much memory?"),
+      "end_turn",
+    );
+    const announced = peer.updates().filter((u) => u.sessionUpdate === "tool_call");
+    assert.deepEqual(announced.map((u) => [u.title, u.kind, u.status, u.rawInput]), [
+      ["client: host_info", "other", "pending", { topic: "memory" }],
+      ["client: clock", "other", "pending", CLOCK_ARGS],
+    ]);
+    assert.deepEqual(peer.requests(CLOCK.method).map((f) => f.params), [
+      { ...CLOCK_ARGS, _meta: { "org.mini-me/sessionId": session } },
+    ]);
+    assert.deepEqual(peer.finalTexts(), ["fact about memory", "noon in UTC"]);
+    assert.equal(
+      peer.answerText(),
+      "Here is what host_info and clock report about your machine — memory: fact about memory; clock: noon in UTC.",
+    );
+    assert.deepEqual(steps(peer), [
+      "announce client: host_info",
+      "announce client: clock",
+      `request ${HOST_INFO.method}`,
+      `request ${CLOCK.method}`,
+      "update completed",
+      "update completed",
+    ]);
+  });
+});
+
+Deno.test("another tool named as client_<name>, in any case, is called, and host_info only for named topics", async () => {
+  await withClock({}, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Ask CLIENT_Clock."), "end_turn");
+    assert.equal(peer.requests(HOST_INFO.method).length, 0, "no default os and memory");
+    assert.equal(peer.requests(CLOCK.method).length, 1);
+    assert.equal(
+      peer.answerText(),
+      "Here is what clock reports about your machine — clock: noon in UTC.",
+    );
+    await peer.prompt(session, "And client_clock, with the uptime?");
+    assert.deepEqual(peer.requests(HOST_INFO.method).map((f) => f.params?.topic), ["uptime"]);
+    assert.equal(peer.requests(CLOCK.method).length, 2);
+  });
+});
+
+Deno.test("a tool the question does not name is not called", async () => {
+  await withClock({}, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Does my fan turn clockwise?"), "end_turn");
+    assert.equal(peer.requests(CLOCK.method).length, 0);
+    assert.deepEqual(peer.finalTexts(), ["fact about os", "fact about memory"]);
+  });
+  await withClock({}, async (peer) => {
+    await peer.initialize([CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+    assert.deepEqual(peer.requests(CLOCK.method), []);
+    assert.equal(
+      peer.answerText(),
+      "I called no tool: your question names none of mine (client_clock).",
+    );
+  });
+});
+
+Deno.test("another tool asks permission when yolo is false, titled client: <name>, and may be refused", async () => {
+  await withClock({ agent: agentYaml({ yolo: false }) }, async (peer) => {
+    peer.handlers["session/request_permission"] = (params) => {
+      const toolCall = params.toolCall as { title: string };
+      const optionId = toolCall.title === "client: clock" ? "reject" : "allow";
+      return { result: { outcome: { outcome: "selected", optionId } } };
+    };
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Which OS, and what says clock?"), "end_turn");
+    const asked = peer.requests("session/request_permission").map((f) => f.params?.toolCall);
+    assert.deepEqual(asked.map((t) => (t as { title: string }).title), [
+      "client: host_info",
+      "client: clock",
+    ]);
+    assert.deepEqual(asked[1], {
+      toolCallId: "call_2",
+      title: "client: clock",
+      kind: "other",
+      status: "pending",
+      rawInput: CLOCK_ARGS,
+    });
+    assert.equal(peer.requests(CLOCK.method).length, 0, "refused: never sent");
+    // The calls run together: the refusal may end first.
+    assert.deepEqual(peer.finalTexts().sort(), [
+      "[client_clock rejected by user]",
+      "fact about os",
+    ]);
+    assert.match(
+      peer.answerText(),
+      /operating system: fact about os; clock: \[client_clock rejected by user\]\.$/,
+    );
+  });
+});
+
+Deno.test("another tool offered by request discovery is called in the session that listed it", async () => {
+  await withClock({ agent: agentYaml({ discovery: "request" }) }, async (peer) => {
+    peer.handlers["_org.mini-me/tools/list"] = () => ({ result: { tools: [CLOCK, HOST_INFO] } });
+    await peer.initialize(true);
+    const session = await peer.newSession();
+    assert.deepEqual(peer.acpLines(), [
+      `[acp] session ${session} client tools (request): client_clock, client_host_info`,
+    ]);
+    assert.equal(await peer.prompt(session, "What time does the clock show?"), "end_turn");
+    assert.deepEqual(peer.requests(CLOCK.method).map((f) => f.params), [
+      { ...CLOCK_ARGS, _meta: { "org.mini-me/sessionId": session } },
+    ]);
+    assert.deepEqual(peer.finalTexts(), ["noon in UTC"]);
+  });
+});
+
+Deno.test("stepwise model: another tool has its sentence, its call in progress and its result, in turn", async () => {
+  await withClock({ env: { MM_SIM_MODEL: "stepwise" } }, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Which OS, and what does clock say?"), "end_turn");
+    assert.deepEqual(steps(peer), [
+      "say Let me ask host_info about the operating system. ",
+      "announce client: host_info",
+      "update in_progress",
+      `request ${HOST_INFO.method}`,
+      "update completed",
+      "say Let me ask clock. ",
+      "announce client: clock",
+      "update in_progress",
+      `request ${CLOCK.method}`,
+      "update completed",
+    ]);
+    assert.deepEqual(peer.finalTexts(), ["fact about os", "noon in UTC"]);
+    assert.match(peer.answerText(), /operating system: fact about os; clock: noon in UTC\.$/);
+  });
+});
+
+Deno.test("another tool's result is cut to maxOutput and its errors read as host_info's do", async () => {
+  await withClock({ agent: agentYaml({ maxOutput: 20 }) }, async (peer) => {
+    let calls = 0;
+    peer.handlers[CLOCK.method] = () =>
+      calls++ === 0
+        ? { result: `START${"x".repeat(100)}END` }
+        : { error: { code: -32603, message: "Internal error" } };
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    await peer.prompt(session, "clock?");
+    await peer.prompt(session, "clock again?");
+    const [cut, failed] = peer.finalTexts();
+    assert.ok([...cut].length <= 20 && cut.startsWith("START") && cut.endsWith("END"), cut);
+    assert.equal(
+      failed,
+      cutToMaxOutput('[client tool error: {"code":-32603,"message":"Internal error"}]', 20),
+    );
+    assert.ok(peer.answerText().includes(`clock: ${cut}.`), peer.answerText());
+    const statuses = peer.updates().flatMap((u) =>
+      u.sessionUpdate === "tool_call_update" ? [u.status] : []
+    );
+    assert.deepEqual(statuses, ["completed", "failed"]);
   });
 });
