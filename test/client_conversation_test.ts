@@ -2,8 +2,8 @@
  * A conversation, not a one-shot: more questions in one session (`-i`), the
  * question from stdin (`-`), the answer alone (`-q`), an earlier session
  * continued (`--resume`) and progress on a terminal. The real client, as a
- * process, against the mm stand-in — and, for an mm that can only load a
- * session or neither, against the small peer of `_resume_peer.ts`.
+ * process, against the mm stand-in — for an mm that can only load a session,
+ * or neither, the stand-in with `MM_SIM_SESSIONS=load` or `none`.
  */
 
 import assert from "node:assert/strict";
@@ -20,7 +20,6 @@ import {
 } from "./_run.ts";
 import { checkSentFrames } from "./_schema.ts";
 import { clientCommand, hasScript, inTerminal, visibleLines } from "./_pty.ts";
-import { ANSWER_START, EARLIER_ANSWER, EARLIER_QUESTION, KNOWN_SESSION } from "./_resume_peer.ts";
 
 const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
@@ -33,7 +32,6 @@ const MEMORY_ANSWER =
 const UPTIME_ANSWER = /^Here is what host_info reports about your machine — uptime: up .+\.$/;
 const NO_TOOL_ANSWER =
   "I cannot see your machine: no client tool was offered to me, and I have no shell.";
-const PEER = `${ROOT}/test/resume-peer`;
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for the model … \d+ s/;
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
@@ -118,6 +116,41 @@ async function runTraced(run: ClientRun): Promise<ClientResult> {
 /** A fresh folder for the stand-in's sessions, so runs of a test share only theirs. */
 function stateDir(): Record<string, string> {
   return { MM_SIM_STATE_DIR: Deno.makeTempDirSync({ prefix: "mm-sim-state-" }) };
+}
+
+/** The question of the earlier session a loading mm replays. */
+const EARLIER_QUESTION = "What operating system does my machine run?";
+
+/** An earlier session, and what a first run showed of it. */
+interface Earlier {
+  /** A stand-in that can only load sessions (`MM_SIM_SESSIONS=load`), with that session. */
+  env: Record<string, string>;
+  /** The session id. */
+  session: string;
+  /** The answer line the first run showed. */
+  answer: string;
+  /** The text of its `host_info` result. */
+  result: string;
+}
+
+/**
+ * Runs the client once against the stand-in to leave a session in a fresh state folder (its
+ * question: {@linkcode EARLIER_QUESTION}); a later run with `env` can only load it.
+ */
+async function loadableSession(args: string[] = []): Promise<Earlier> {
+  const env = stateDir();
+  const first = await runClient({ env, noTrace: true, args: [...args, EARLIER_QUESTION] });
+  assert.equal(first.code, 0, first.stderr);
+  const answer = first.out.find((l) => l.startsWith(`${ANSWER_PREFIX}operating system: `));
+  const result = first.out.find((l) => OS_LINE.test(l))?.slice("│ ".length);
+  assert.ok(answer && result, first.stdout);
+  const session = discovery(first.log).session;
+  return { env: { ...env, MM_SIM_SESSIONS: "load" }, session, answer, result };
+}
+
+/** `text` matched literally in a regular expression. */
+function literally(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
 /** Runs the client once to open a session in `env`'s state folder; returns its id. */
@@ -461,73 +494,80 @@ Deno.test("a run says how to continue, and --resume continues that session with 
 });
 
 Deno.test("--resume with an mm that can only load: session/load, its replay on stderr and not on stdout", async () => {
+  const earlier = await loadableSession();
   const run = await runTraced({
-    noMm: true,
-    args: ["--mm", PEER, "--resume", KNOWN_SESSION, "How much memory?"],
+    env: earlier.env,
+    args: ["--resume", earlier.session, "How much memory?"],
   });
   assert.equal(run.code, 0, run.stderr);
   assert.equal(countSent(run.stderr, "session/load"), 1);
   assert.equal(countSent(run.stderr, "session/resume"), 0);
   assert.equal(countSent(run.stderr, "session/new"), 0);
   const load = sent(run.stderr).find((m) => m.method === "session/load")!;
-  assert.deepEqual(load.params, { sessionId: KNOWN_SESSION, cwd: ROOT, mcpServers: [] });
+  assert.deepEqual(load.params, { sessionId: earlier.session, cwd: ROOT, mcpServers: [] });
   const { line } = discovery(run.log);
-  assert.equal(line, `[client] discovery: meta, session ${KNOWN_SESSION} (loaded)`);
-  const replayAt = run.log.findIndex((l) => l.includes(EARLIER_ANSWER));
-  assert.ok(replayAt >= 0, `the replay is not on stderr:\n${run.log.join("\n")}`);
-  assert.ok(replayAt < run.log.indexOf(line), "the replay comes before the session is open");
-  assert.ok(!run.stdout.includes(EARLIER_ANSWER), run.stdout);
-  assert.ok(!run.stdout.includes(EARLIER_QUESTION), run.stdout);
+  assert.equal(line, `[client] discovery: meta, session ${earlier.session} (loaded)`);
+  const openAt = run.log.indexOf(line);
+  for (const replayed of [`❓ ${EARLIER_QUESTION}`, `│ ${earlier.result}`, earlier.answer]) {
+    const replayAt = run.log.findIndex((l) => l.includes(replayed));
+    assert.ok(replayAt >= 0, `${replayed} is not on stderr:\n${run.log.join("\n")}`);
+    assert.ok(replayAt < openAt, "the replay comes before the session is open");
+  }
+  for (const replayed of [earlier.answer, EARLIER_QUESTION, earlier.result]) {
+    assert.ok(!run.stdout.includes(replayed), run.stdout);
+  }
   assert.deepEqual(hostInfoLines(run.log), [
-    `[client] host_info {"topic":"memory"} (session ${KNOWN_SESSION})`,
+    `[client] host_info {"topic":"memory"} (session ${earlier.session})`,
   ]);
   assertInOrder(run.out, [
     "❓ How much memory?",
     "🛠️ client: host_info",
     MEMORY_LINE,
-    new RegExp(`^${ANSWER_START}\\d+\\.\\d GiB free of \\d+\\.\\d GiB\\.$`),
+    MEMORY_ANSWER,
     "[end_turn]",
   ]);
   assert.equal(run.out[0], "❓ How much memory?");
 });
 
 Deno.test("--resume with --quiet skips a loaded session's replay entirely", async () => {
+  const earlier = await loadableSession();
   const run = await runClient({
-    noMm: true,
+    env: earlier.env,
     noTrace: true,
-    args: ["--mm", PEER, "-q", "--resume", KNOWN_SESSION, "How much memory?"],
+    args: ["-q", "--resume", earlier.session, "How much memory?"],
   });
   assert.equal(run.code, 0, run.stderr);
-  for (const replayed of [EARLIER_ANSWER, EARLIER_QUESTION, "1.0 GiB free of 2.0 GiB"]) {
+  for (const replayed of [earlier.answer, EARLIER_QUESTION, earlier.result]) {
     assert.ok(!run.stdout.includes(replayed), run.stdout);
     assert.ok(!run.stderr.includes(replayed), run.stderr);
   }
-  assert.match(
-    run.stdout,
-    new RegExp(`^${ANSWER_START}\\d+\\.\\d GiB free of \\d+\\.\\d GiB\\.\\n$`),
-  );
+  assert.equal(run.out.length, 1, run.stdout);
+  assert.match(run.out[0], MEMORY_ANSWER);
+  assert.equal(run.stdout, `${run.out[0]}\n`);
 });
 
 Deno.test({
   name: "--resume with an mm that can only load: on a terminal the replay is dimmed on stderr",
   ignore: !hasScript,
   async fn() {
+    const earlier = await loadableSession();
     // stdout goes to a file: what the terminal shows is stderr alone.
     const stdoutFile = Deno.makeTempFileSync({ prefix: "conversation-" });
     await atTerminal(
-      ["--resume", KNOWN_SESSION, "How much memory?"],
-      {},
+      ["--resume", earlier.session, "How much memory?"],
+      earlier.env,
       async (terminal) => {
         const { code, screen } = await terminal.end(20_000);
         assert.equal(code, 0, JSON.stringify(screen));
-        const dimmed = new RegExp(`${ESC}\\[(?:[0-9;]*;)?2(?:;[0-9;]*)?m[^\\n]*${EARLIER_ANSWER}`);
-        assert.match(screen, dimmed);
+        const dim = `${ESC}\\[(?:[0-9;]*;)?2(?:;[0-9;]*)?m`;
+        for (const replayed of [`❓ ${EARLIER_QUESTION}`, earlier.answer]) {
+          assert.match(screen, new RegExp(`${dim}[^\\n]*${literally(replayed)}`));
+        }
       },
       ` > '${stdoutFile}'`,
-      PEER,
     );
     const stdout = Deno.readTextFileSync(stdoutFile);
-    assert.ok(!stdout.includes(EARLIER_ANSWER), stdout);
+    assert.ok(!stdout.includes(earlier.answer), stdout);
     assert.ok(stdout.startsWith("❓ How much memory?\n"), stdout);
   },
 });
@@ -545,16 +585,32 @@ Deno.test("--resume in request mode: mm asks for the list of that session before
     `[client] discovery: request, session ${session} (resumed)`,
     `[client] host_info {"topic":"uptime"} (session ${session})`,
   ]);
+  const earlier = await loadableSession(["--request"]);
   const loaded = await runTraced({
-    noMm: true,
-    args: ["--mm", PEER, "--request", "--resume", KNOWN_SESSION, "How much memory?"],
+    env: earlier.env,
+    args: ["--request", "--resume", earlier.session, "How much memory?"],
   });
   assert.equal(loaded.code, 0, loaded.stderr);
   assertInOrder(loaded.log, [
-    `[client] list requested for session ${KNOWN_SESSION}`,
-    `[client] discovery: request, session ${KNOWN_SESSION} (loaded)`,
-    `[client] host_info {"topic":"memory"} (session ${KNOWN_SESSION})`,
+    `[client] list requested for session ${earlier.session}`,
+    `[client] discovery: request, session ${earlier.session} (loaded)`,
+    `[client] host_info {"topic":"memory"} (session ${earlier.session})`,
   ]);
+  // On the wire: session/load, then mm's list request for that session, then the load's answer.
+  const frames = loaded.stderr.split("\n").flatMap((l, at) =>
+    l.startsWith("→ ") || l.startsWith("← ")
+      ? [{ at, out: l[0] === "→", ...JSON.parse(l.slice(2)) }]
+      : []
+  );
+  const load = frames.find((f) => f.out && f.method === "session/load");
+  const list = frames.find((f) => !f.out && f.method === "_org.mini-me/tools/list");
+  const answer = frames.find((f) => !f.out && f.method === undefined && f.id === load?.id);
+  assert.ok(load && list && answer, loaded.stderr);
+  assert.equal(list.params.sessionId, earlier.session);
+  assert.ok(
+    load.at < list.at && list.at < answer.at,
+    "the list is asked before the load is answered",
+  );
 });
 
 Deno.test("--resume of a session mm does not know is one error line, exit 1", async () => {
@@ -571,10 +627,10 @@ Deno.test("--resume of a session mm does not know is one error line, exit 1", as
 });
 
 Deno.test("--resume with an mm that can neither resume nor load is an error, exit 1", async () => {
+  const earlier = await loadableSession();
   const run = await runTraced({
-    noMm: true,
-    env: { RESUME_PEER_CAPS: "none" },
-    args: ["--mm", PEER, "--resume", KNOWN_SESSION, "How much memory?"],
+    env: { ...earlier.env, MM_SIM_SESSIONS: "none" },
+    args: ["--resume", earlier.session, "How much memory?"],
   });
   assert.equal(run.code, 1, run.stderr);
   assert.deepEqual(run.log.filter((l) => l.startsWith("error:")), [
@@ -584,6 +640,7 @@ Deno.test("--resume with an mm that can neither resume nor load is an error, exi
     assert.equal(countSent(run.stderr, method), 0, `${method} sent`);
   }
   assert.ok(!run.stdout.includes("❓"), run.stdout);
+  assert.ok(!run.log.some((l) => l.startsWith("[client] continue with")), run.stderr);
 });
 
 Deno.test("--resume without an id is a usage error, exit 2", async () => {

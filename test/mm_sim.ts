@@ -1,25 +1,11 @@
 /**
- * A stand-in for mini-me (`mm -acp -agent FILE`): an ACP agent, built on the
- * official SDK, that follows mm's client-tools protocol (mini-me's
- * acp-client-tools.md, "Référence : outils du client ACP") on every point a
- * client can see, with a scripted model instead of an LLM.
+ * A stand-in for mini-me (`mm -acp -agent FILE`): an ACP agent, built on the official SDK, that
+ * follows mm's client-tools protocol (mini-me's acp-client-tools.md, "Référence : outils du client
+ * ACP") on every point a client can see, with a scripted model instead of an LLM.
  *
- * It is a test peer and a demo, not a product. `client.ts` never imports it.
- * Where mini-me's documents are silent, the choice is marked (guess).
- *
- * Knobs, read from the environment (a real mm has none of them; see
- * test/README.md):
- * - `MM_SIM_MODEL`: `batch` (default: all calls announced, then run together)
- *   or `stepwise` (one call at a time, as an LLM does);
- * - `MM_SIM_THINK_MS`: the model "thinks" this long before it acts, so a test
- *   can cancel a turn that is under way;
- * - `MM_SIM_STOP_REASON`: the stop reason of a turn that is not cancelled
- *   (default `end_turn`);
- * - `MM_SIM_EXIT_IN_TURN`: exit with this code as soon as the prompt arrives;
- * - `MM_SIM_PID_FILE`: write the process id there, so a test can check that
- *   no mm outlives the client;
- * - `MM_SIM_STATE_DIR`: where sessions are kept for `session/load` and
- *   `session/resume` (default `$TMPDIR/mm-sim-sessions`, `/tmp` without TMPDIR).
+ * It is a test peer and a demo, not a product. `client.ts` never imports it. Where mini-me's
+ * documents are silent, the choice is marked (guess). Its knobs, the `MM_SIM_*` environment
+ * variables, are in test/README.md; a real mm has none of them.
  *
  * @module
  */
@@ -29,53 +15,30 @@ import { load as parseYaml } from "js-yaml";
 
 // ─── The agent file ──────────────────────────────────────────────────────────
 
-/** The keys of an agent file that this protocol depends on. */
+/**
+ * The keys of an agent file that this protocol depends on: `yolo`, `maxOutput`, and those of
+ * `acp.clientTools` (acp-client-tools.md, "Configuration"), the timeout in ms; `warnings`: lines
+ * for mm's stderr.
+ */
 export interface AgentConfig {
-  /** `yolo`: with `permissions: auto`, `false` makes mm ask before each call. */
   yolo: boolean;
-  /** `maxOutput`: each tool result is cut to this many characters. */
   maxOutput: number;
-  /** `acp.clientTools.enabled` (acp-client-tools.md, "Configuration"; default `true`). */
   enabled: boolean;
-  /** `acp.clientTools.discovery`: `meta` (default) or `request`. */
   discovery: "meta" | "request";
-  /** `acp.clientTools.permissions`: `auto` (default) or `ask`. */
   permissions: "auto" | "ask";
-  /** `acp.clientTools.timeout` in milliseconds (default `30s`). */
   timeoutMs: number;
-  /** Lines for mm's stderr about values it could not use. */
   warnings: string[];
 }
 
-/**
- * mm's default `maxOutput` is in none of mini-me's documents (guess): large
- * enough never to cut a `host_info` answer.
- */
+// mm's default maxOutput is in none of its documents (guess): it never cuts host_info's answers.
 const DEFAULT_MAX_OUTPUT = 30_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
-
-const DURATION_UNIT_MS: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  "µs": 1e-3,
-  "μs": 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-};
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3.6e6 };
 
 /**
- * Parses a Go duration (`time.ParseDuration`), the form of mm's durations
- * (acp-client-tools.md, "Configuration": `30s`): `500ms`, `1m30s`, `1.5s`,
- * `2h45m`. Returns milliseconds, or `undefined` when the text is not one.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(parseDuration("1m30s"), 90_000);
- * assert.equal(parseDuration("5"), undefined);
- * ```
+ * Parses a Go duration (`time.ParseDuration`), the form of mm's durations (acp-client-tools.md,
+ * "Configuration": `30s`): `500ms`, `1m30s`, `1.5s`, `2h45m`. Returns milliseconds, or `undefined`
+ * when the text is not one (`5`).
  */
 export function parseDuration(text: string): number | undefined {
   if (/^[-+]?0$/.test(text)) return 0; // Go accepts a bare 0, and no other bare number.
@@ -85,89 +48,61 @@ export function parseDuration(text: string): number | undefined {
   let total = 0;
   let match;
   while (part.lastIndex < rest.length && (match = part.exec(rest))) {
-    total += Number(match[1]) * DURATION_UNIT_MS[match[2]];
+    total += Number(match[1]) * UNIT_MS[match[2].replace(/[µμ]/, "u")];
   }
   return rest !== "" && part.lastIndex === rest.length ? sign * total : undefined;
 }
 
 /** Reads the keys of {@linkcode AgentConfig} from an agent file's YAML text. */
 export function readAgentConfig(text: string): AgentConfig {
-  // Go's YAML decoding reads an empty document (or only comments) as no keys;
-  // js-yaml refuses it.
+  // Go's YAML decoding reads an empty document (or only comments) as no keys; js-yaml refuses it.
   const doc = record(/^\s*(#[^\n]*\s*)*$/.test(text) ? null : parseYaml(text));
   const tools = record(record(doc.acp).clientTools);
-  const warnings: string[] = [];
-  let timeoutMs = DEFAULT_TIMEOUT_MS;
-  if (tools.timeout !== undefined && tools.timeout !== null) {
-    const parsed = typeof tools.timeout === "string" ? parseDuration(tools.timeout) : undefined;
-    // A timeout of zero or less would end every call at once: read as a bad value (guess).
-    if (parsed !== undefined && parsed > 0) timeoutMs = parsed;
-    else {
-      // mm's own wording for a bad duration is in none of its documents (guess).
-      warnings.push(
-        `[acp] config: acp.clientTools.timeout: invalid duration ${
-          JSON.stringify(String(tools.timeout))
-        } (using 30s)`,
-      );
-    }
-  }
+  const { timeout } = tools;
+  const parsed = typeof timeout === "string" ? parseDuration(timeout) ?? 0 : 0;
+  // A timeout of zero or less would end every call at once: a bad value too; mm's own wording for a
+  // bad duration is in none of its documents (guess).
+  const bad = timeout !== undefined && timeout !== null && parsed <= 0;
+  const shown = JSON.stringify(String(timeout));
+  const line = `[acp] config: acp.clientTools.timeout: invalid duration ${shown} (using 30s)`;
+  const max = doc.maxOutput;
   return {
     yolo: doc.yolo !== false,
-    maxOutput: typeof doc.maxOutput === "number" && doc.maxOutput >= 0
-      ? Math.floor(doc.maxOutput)
-      : DEFAULT_MAX_OUTPUT,
+    maxOutput: typeof max === "number" && max >= 0 ? Math.floor(max) : DEFAULT_MAX_OUTPUT,
     enabled: tools.enabled !== false,
     discovery: tools.discovery === "request" ? "request" : "meta",
     permissions: tools.permissions === "ask" ? "ask" : "auto",
-    timeoutMs,
-    warnings,
+    timeoutMs: parsed > 0 ? parsed : DEFAULT_TIMEOUT_MS,
+    warnings: bad ? [line] : [],
   };
 }
 
 // ─── Validation d'une liste ──────────────────────────────────────────────────
 
-/** A client tool as mm keeps it after validation. */
+/** A client tool as mm keeps it after validation, with parts of its `inputSchema`. */
 export interface ClientTool {
-  /** The name the model sees: `client_<normalised name>`. */
   modelName: string;
-  /** The name the client gave. */
   name: string;
-  /** The extension method mm calls. */
   method: string;
-  /** What the model reads (absent: `Tool provided by the editor (<method>).`). */
   description: string;
-  /** The `required` of `inputSchema`, checked before every call. */
   required: string[];
+  properties: Record<string, unknown>;
 }
 
 /**
- * The name the model sees (acp-client-tools.md, "Description d'un outil"):
- * every character outside `[A-Za-z0-9]` becomes `_`, runs of `_` become one,
- * leading and trailing `_` go, and `client_` is put in front.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(modelName("open buffers"), "client_open_buffers");
- * ```
+ * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
+ * `[A-Za-z0-9]` becomes `_`, runs of `_` become one, leading and trailing `_` go, `client_` goes in
+ * front (`client_open_buffers`).
  */
 export function modelName(name: string): string {
   return `client_${name.replace(/[^A-Za-z0-9]/g, "_").replace(/_+/g, "_").replace(/^_|_$/g, "")}`;
 }
 
 /**
- * Validates each entry of a tool list separately (acp-client-tools.md,
- * "Validation d'une liste"): an invalid entry is skipped with a reason, the
- * others are kept, duplicates keep the first, and the tools are sorted by
- * model name.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * const { tools, skipped } = validateToolList([{ name: "a", method: "_x/a" }, { name: "b" }]);
- * assert.deepEqual(tools.map((t) => t.modelName), ["client_a"]);
- * assert.deepEqual(skipped, ['entry 1 skipped: method "" must start with "_" (an ACP extension method)']);
- * ```
+ * Validates each entry of a tool list separately (acp-client-tools.md, "Validation d'une liste"):
+ * an invalid entry is skipped with a reason, the others are kept, duplicates keep the first, and
+ * the tools are sorted by model name. A missing description reads `Tool provided by the editor
+ * (<method>).` (acp-client-tools.md, "Description d'un outil").
  */
 export function validateToolList(
   entries: readonly unknown[],
@@ -177,69 +112,56 @@ export function validateToolList(
   entries.forEach((raw, index) => {
     const entry = goDecoded(raw);
     const reason = invalidReason(entry, tools);
-    if (reason) {
-      skipped.push(`entry ${index} skipped: ${reason}`);
-      return;
-    }
-    const e = entry as Record<string, unknown>;
-    const schema = goDecoded(e.inputSchema) as Record<string, unknown>;
-    tools.push({
-      modelName: modelName(e.name as string),
-      name: e.name as string,
-      method: e.method as string,
-      description: typeof e.description === "string"
-        ? e.description
-        : `Tool provided by the editor (${e.method}).`,
-      required: Array.isArray(schema.required) ? schema.required.map(String) : [],
-    });
+    if (reason) return skipped.push(`entry ${index} skipped: ${reason}`);
+    const { name, method, description } = entry as Record<string, string>;
+    const schema = record(goDecoded((entry as Record<string, unknown>).inputSchema));
+    const [required, properties] = [schema.required, record(schema.properties)];
+    const about = description ?? `Tool provided by the editor (${method}).`;
+    const tool = { name, method, description: about, properties, modelName: modelName(name) };
+    tools.push({ ...tool, required: Array.isArray(required) ? required.map(String) : [] });
   });
-  tools.sort((a, b) => a.modelName < b.modelName ? -1 : a.modelName > b.modelName ? 1 : 0);
+  tools.sort((a, b) => compare(a.modelName, b.modelName));
   return { tools, skipped };
 }
 
 /**
- * What Go's `encoding/json` makes of a value decoded into a struct: `null`
- * is the zero struct, and a `null` field is the same as an absent one.
+ * What Go's `encoding/json` makes of a value decoded into a struct: `null` is the zero struct, and
+ * a `null` field is the same as an absent one.
  */
 function goDecoded(value: unknown): unknown {
-  if (value === null || value === undefined) return {};
-  if (!isRecord(value)) return value;
+  if (!isRecord(value)) return value ?? {};
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
 }
 
 /** The reason for skipping an entry, or `undefined` when it is valid. */
 function invalidReason(entry: unknown, kept: ClientTool[]): string | undefined {
-  // mm decodes each entry into a Go struct: a value of another JSON type, or
-  // a field of the wrong type, fails there. The text after "not a tool
-  // description: " is ours (guess); the documents show only the prefix.
+  // mm decodes each entry into a Go struct: a value of another JSON type, or a field of the wrong
+  // type, fails there. The text after "not a tool description: " is ours (guess); the documents
+  // show only the prefix.
+  const notATool = "not a tool description:";
   if (!isRecord(entry)) {
-    return `not a tool description: cannot decode ${jsonType(entry)} into a tool description`;
+    return `${notATool} cannot decode ${jsonType(entry)} into a tool description`;
   }
   for (const field of ["name", "description", "method"]) {
     if (field in entry && typeof entry[field] !== "string") {
-      return `not a tool description: field ${field} is ${jsonType(entry[field])}, not a string`;
+      return `${notATool} field ${field} is ${jsonType(entry[field])}, not a string`;
     }
   }
   if ("inputSchema" in entry && !isRecord(entry.inputSchema)) {
-    return `not a tool description: field inputSchema is ${
-      jsonType(entry.inputSchema)
-    }, not an object`;
+    return `${notATool} field inputSchema is ${jsonType(entry.inputSchema)}, not an object`;
   }
   if (!entry.name) return "no name";
   const method = typeof entry.method === "string" ? entry.method : "";
   if (!method.startsWith("_")) {
     return `method ${JSON.stringify(method)} must start with "_" (an ACP extension method)`;
   }
-  const schema = goDecoded(entry.inputSchema) as Record<string, unknown>;
+  const schema = record(goDecoded(entry.inputSchema));
+  // How mm quotes the type it got is not shown (guess: as JSON).
   if ("type" in schema && schema.type !== "object") {
-    // How mm quotes the type it got is not shown (guess: as JSON).
     return `inputSchema.type must be "object", got ${JSON.stringify(schema.type)}`;
   }
   const name = modelName(entry.name as string);
-  if (kept.some((tool) => tool.modelName === name)) {
-    return `duplicate tool name "${name}"`;
-  }
-  return undefined;
+  return kept.some((t) => t.modelName === name) ? `duplicate tool name "${name}"` : undefined;
 }
 
 function jsonType(value: unknown): string {
@@ -250,80 +172,48 @@ function jsonType(value: unknown): string {
 
 // ─── What the model reads ────────────────────────────────────────────────────
 
+/** What the model read from a call, and whether the call failed. */
+export type Outcome = { text: string; failed: boolean };
+
 /**
- * Turns a tool's answer into the text the model reads (acp-client-tools.md,
- * "Réponse"): the `text` of each text block concatenated; another block
- * replaced by `[client tool: non-text content of type <type> skipped]`;
- * `isError: true` wrapped as `[client tool error: <text>]`; any other JSON
+ * Turns a tool's answer into the text the model reads (acp-client-tools.md, "Réponse"): the `text`
+ * of each text block concatenated; another block replaced by `[client tool: non-text content of
+ * type <type> skipped]`; `isError: true` wrapped as `[client tool error: <text>]`; any other JSON
  * value as a string (a JSON string without its quotes).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.deepEqual(resultText("plain"), { text: "plain", failed: false });
- * ```
  */
-export function resultText(result: unknown): { text: string; failed: boolean } {
-  if (isRecord(result) && Array.isArray(result.content)) {
-    const text = result.content.map((block) =>
-      isRecord(block) && block.type === "text"
-        ? String(block.text ?? "")
-        : `[client tool: non-text content of type ${
-          isRecord(block) ? block.type : typeof block
-        } skipped]`
-    ).join("");
-    return result.isError === true
-      ? { text: `[client tool error: ${text}]`, failed: true }
-      : { text, failed: false };
+export function resultText(result: unknown): Outcome {
+  if (!isRecord(result) || !Array.isArray(result.content)) {
+    const text = typeof result === "string" ? result : JSON.stringify(result) ?? "null";
+    return { text, failed: false };
   }
-  return {
-    text: typeof result === "string" ? result : JSON.stringify(result) ?? "null",
-    failed: false,
-  };
+  const text = result.content.map((block) => {
+    if (isRecord(block) && block.type === "text") return String(block.text ?? "");
+    const type = isRecord(block) ? block.type : typeof block;
+    return `[client tool: non-text content of type ${type} skipped]`;
+  }).join("");
+  const failed = result.isError === true;
+  return { text: failed ? `[client tool error: ${text}]` : text, failed };
 }
 
-/**
- * A JSON-RPC error as mm's model reads it (acp-client-tools.md, "Erreurs"):
- * Go's ACP SDK prints an error as its compact JSON, `data` kept when present.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(
- *   errorText({ code: -32601, message: "Method not found" }),
- *   '[client tool error: {"code":-32601,"message":"Method not found"}]',
- * );
- * ```
- */
-export function errorText(error: { code: number; message: string; data?: unknown }): string {
-  const { code, message, data } = error;
-  return `[client tool error: ${
-    JSON.stringify(
-      data === undefined || data === null ? { code, message } : { code, message, data },
-    )
-  }]`;
+/** A JSON-RPC error as Go's ACP SDK prints it: its compact JSON, `data` kept when present. */
+function errorJson({ code, message, data }: { code: number; message: string; data?: unknown }) {
+  return JSON.stringify(data == null ? { code, message } : { code, message, data });
 }
 
-/** What the model reads after mm's own timeout: the deadline error of Go's `context`. */
-export const DEADLINE_TEXT = "[client tool error: context deadline exceeded]";
-/**
- * The final text of a call cut short by `session/cancel` (guess: the
- * documents say only that the turn ends cancelled; Go's `context` says this).
- */
+/** A JSON-RPC error as mm's model reads it (acp-client-tools.md, "Erreurs"). */
+export const errorText = (error: { code: number; message: string; data?: unknown }) =>
+  `[client tool error: ${errorJson(error)}]`;
+
+/** The deadline error of Go's `context`: mm's own timeout, of a call or of the list request. */
+const DEADLINE = "context deadline exceeded";
+export const DEADLINE_TEXT = `[client tool error: ${DEADLINE}]`;
+/** The end of a call cut short by `session/cancel` (guess: Go's `context` says this). */
 export const CANCELLED_TEXT = "[client tool error: context canceled]";
 
 /**
- * Cuts a result to `max` characters, keeping its start and its end
- * (acp-client-tools.md, "Erreurs": "début et fin conservés"). The result is
- * never longer than `max`. The marker in the middle is a guess: the
- * documents do not show mm's. When the full marker leaves no room for both
- * ends, it shrinks to `…`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(cutToMaxOutput("abcdefghij", 5), "ab…ij");
- * ```
+ * Cuts a result to `max` characters, keeping its start and its end (acp-client-tools.md, "Erreurs":
+ * "début et fin conservés"). The marker in the middle is a guess; it shrinks to `…` when it leaves
+ * no room for both.
  */
 export function cutToMaxOutput(text: string, max: number): string {
   const chars = [...text];
@@ -334,18 +224,17 @@ export function cutToMaxOutput(text: string, max: number): string {
   const keep = max - [...marker].length;
   if (keep <= 0) return marker;
   const head = Math.ceil(keep / 2);
-  const tail = keep - head;
-  return chars.slice(0, head).join("") + marker +
-    (tail > 0 ? chars.slice(chars.length - tail).join("") : "");
+  return chars.slice(0, head).join("") + marker + chars.slice(chars.length - keep + head).join("");
 }
 
 // ─── The scripted model ──────────────────────────────────────────────────────
 
-const TOPIC_WORDS: [RegExp, string][] = [
-  [/\b(operating system|os)\b/i, "os"],
-  [/\b(cpu|processor)\b/i, "cpu"],
-  [/\b(memory|ram)\b/i, "memory"],
-  [/\b(uptime|since|up)\b/i, "uptime"],
+/** The words of each `host_info` topic, the topic, and how an answer names it. */
+const TOPIC_WORDS: [RegExp, string, string?][] = [
+  [/\b(operating system|os)\b/i, "os", "operating system"],
+  [/\b(cpu|processor)\b/i, "cpu", "CPU"],
+  [/\b(memory|ram)\b/i, "memory", "memory"],
+  [/\b(uptime|since|up)\b/i, "uptime", "uptime"],
   // Not a topic of host_info: lets a test see the tool's error result.
   [/\bdisk\b/i, "disk"],
 ];
@@ -354,89 +243,117 @@ const TOPIC_WORDS: [RegExp, string][] = [
 export const MODEL_META = { "org.mini-me/sessionId": "made-up-by-the-model", note: "mine" };
 
 /**
- * The calls the scripted model makes for a question: one per topic its
- * words name, in the order of the question; `os` and `memory` when it names
- * none. "without a topic" makes a call with no arguments, which mm's
- * required-parameter check stops. A question that says `_meta` makes a
- * model that puts a `_meta` of its own in its arguments, as a model may.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.deepEqual(plannedCalls("How much RAM?"), [{ topic: "memory" }]);
- * ```
+ * The `host_info` calls for a question: one per topic its words name, in their order; none named:
+ * `os` and `memory`, unless `byDefault` is false. "without a topic": a call with no arguments,
+ * which mm's check stops.
  */
-export function plannedCalls(question: string): Record<string, unknown>[] {
-  const untidy = question.includes("_meta") ? { _meta: MODEL_META } : {};
-  if (/without a topic/i.test(question)) return [{ ...untidy }];
+export function plannedCalls(question: string, byDefault = true): Record<string, unknown>[] {
+  if (/without a topic/i.test(question)) return [{}];
   const found = TOPIC_WORDS
     .map(([pattern, topic]) => ({ topic, at: question.search(pattern) }))
     .filter(({ at }) => at >= 0)
     .sort((a, b) => a.at - b.at)
-    .map(({ topic }) => ({ topic, ...untidy }));
-  return found.length > 0 ? found : [{ topic: "os", ...untidy }, { topic: "memory", ...untidy }];
+    .map(({ topic }) => ({ topic }));
+  return found.length > 0 || !byDefault ? found : [{ topic: "os" }, { topic: "memory" }];
 }
 
-const TOPIC_LABEL: Record<string, string> = {
-  os: "operating system",
-  cpu: "CPU",
-  memory: "memory",
-  uptime: "uptime",
-};
+/** The placeholder of each JSON Schema type but `string` (the stand-in's own choice). */
+const PLACEHOLDER = { number: 0, integer: 0, boolean: false, array: [], object: {}, null: null };
 
-function labelOf(args: Record<string, unknown>): string {
-  return TOPIC_LABEL[String(args.topic)] ?? `"${args.topic ?? "?"}"`;
+/**
+ * The arguments the scripted model gives a tool other than `host_info`: for each required property,
+ * its first `enum` value, else a placeholder of its `type` (the first but `null` of a list):
+ * `"example"` for a string or no known type, `0` for a number or an integer, `false`, `[]`, `{}`,
+ * `null`.
+ */
+export function exampleArgs(tool: Pick<ClientTool, "required" | "properties">) {
+  return Object.fromEntries(tool.required.map((name): [string, unknown] => {
+    const { enum: values, type } = record(tool.properties[name]);
+    if (Array.isArray(values) && values.length > 0) return [name, values[0]];
+    const first = String(Array.isArray(type) ? type.find((t) => t !== "null") ?? type[0] : type);
+    const known = Object.hasOwn(PLACEHOLDER, first) ? first as keyof typeof PLACEHOLDER : undefined;
+    return [name, known ? structuredClone(PLACEHOLDER[known]) : "example"];
+  }));
 }
+
+/** A call the scripted model decides on: a tool, and its arguments. */
+export type PlannedCall = { tool: ClientTool; args: Record<string, unknown> };
+
+/**
+ * The calls of a turn: `client_host_info` for its topics, then, in the order of the question, each
+ * other tool whose name or model name the question has as a word, in any case (the stand-in's own
+ * rule), with {@linkcode exampleArgs}. A question that says `_meta` makes a model that puts a
+ * `_meta` of its own in its arguments, as a model may.
+ */
+export function planTurn(question: string, tools: readonly ClientTool[]): PlannedCall[] {
+  const untidy = question.includes("_meta") ? { _meta: MODEL_META } : {};
+  const hostInfo = tools.find((t) => t.modelName === "client_host_info");
+  const namedAt = ({ name, modelName }: ClientTool) => {
+    const names = [name.trim(), modelName].filter((n) => n !== "" && n !== "client_");
+    const any = names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+    return question.search(new RegExp(`(?<![A-Za-z0-9_])(?:${any})(?![A-Za-z0-9_])`, "i"));
+  };
+  const others = tools
+    .map((tool) => ({ tool, at: tool === hostInfo ? -1 : namedAt(tool) }))
+    .filter(({ at }) => at >= 0)
+    .sort((a, b) => a.at - b.at);
+  const topics = hostInfo ? plannedCalls(question, others.length === 0) : [];
+  return [
+    ...topics.map((args) => ({ tool: hostInfo!, args: { ...args, ...untidy } })),
+    ...others.map(({ tool }) => ({ tool, args: { ...exampleArgs(tool), ...untidy } })),
+  ];
+}
+
+/** What a result is about: a `host_info` topic, or the name of another tool. */
+function labelOf(tool: string, args: Record<string, unknown>): string {
+  if (modelName(tool) !== "client_host_info") return tool;
+  return TOPIC_WORDS.find(([, topic]) => topic === args.topic)?.[2] ?? `"${args.topic ?? "?"}"`;
+}
+
+/** A result as the answer quotes it: the tool's name, the model's arguments, what it read. */
+export type Result = { tool: string; args: Record<string, unknown>; text: string };
 
 /** The one-paragraph answer the scripted model writes from what it read. */
-export function answerFrom(
-  results: { args: Record<string, unknown>; text: string }[],
-): string {
-  const parts = results.map(({ args, text }) => `${labelOf(args)}: ${text}`);
-  return `Here is what host_info reports about your machine — ${parts.join("; ")}.`;
+export function answerFrom(results: Result[]): string {
+  const tools = [...new Set(results.map((r) => r.tool))];
+  const parts = results.map(({ tool, args, text }) => `${labelOf(tool, args)}: ${text}`);
+  const verb = tools.length > 1 ? "report" : "reports";
+  return `Here is what ${tools.join(" and ")} ${verb} about your machine — ${parts.join("; ")}.`;
 }
 
 /** Splits an answer at spaces into pieces of about 40 characters, as a model streams. */
 export function streamPieces(text: string): string[] {
   const pieces: string[] = [];
   for (const word of text.split(/(?<= )/)) {
-    if (pieces.length > 0 && pieces[pieces.length - 1].length + word.length <= 40) {
-      pieces[pieces.length - 1] += word;
-    } else pieces.push(word);
+    if ((pieces.at(-1)?.length ?? Infinity) + word.length <= 40) pieces[pieces.length - 1] += word;
+    else pieces.push(word);
   }
   return pieces;
 }
 
 // ─── Sessions, kept across runs ──────────────────────────────────────────────
 
+/** A tool call: its id, its title (`client: <name>`) and the model's arguments. */
+export type ToolCall = { toolCallId: string; title: string; args: Record<string, unknown> };
+
 /** One step of a conversation, as a session file keeps it. */
 export type HistoryEntry =
   | { kind: "user" | "agent"; text: string }
-  | {
-    kind: "tool";
-    toolCallId: string;
-    title: string;
-    args: Record<string, unknown>;
-    status: "completed" | "failed";
-    text: string;
-  };
+  | ToolCall & { kind: "tool"; status: "completed" | "failed"; text: string };
 
-/** A session file: `<state dir>/<session id>.json` (the layout is ours, not mm's). */
+/**
+ * A session file, `<state dir>/<session id>.json` (the layout is ours, not mm's): `nextCall`
+ * numbers the next `call_<n>`, so that ids never repeat.
+ */
 export interface SavedSession {
-  /** The session id. */
   sessionId: string;
-  /** The cwd of its last session/new, load or resume. */
   cwd: string;
-  /** The number of the next `call_<n>`, so tool call ids never repeat in a session. */
+  updatedAt?: string;
   nextCall: number;
-  /** The conversation. */
   history: HistoryEntry[];
 }
 
-interface Session extends SavedSession {
-  tools: ClientTool[];
-  turn?: AbortController;
-}
+type Session = SavedSession & { tools: ClientTool[]; turn?: AbortController };
 
 /** A session id shaped like mm's: `20261110-224507-1f3a9c2e`. */
 export function newSessionId(now = new Date()): string {
@@ -445,87 +362,119 @@ export function newSessionId(now = new Date()): string {
   return `${stamp}-${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
-function stateDir(): string {
-  return Deno.env.get("MM_SIM_STATE_DIR") ??
-    `${Deno.env.get("TMPDIR") ?? "/tmp"}/mm-sim-sessions`;
-}
+const stateDir = () =>
+  Deno.env.get("MM_SIM_STATE_DIR") ?? `${Deno.env.get("TMPDIR") ?? "/tmp"}/mm-sim-sessions`;
 
-function saveSession(session: Session): void {
-  const { sessionId, cwd, nextCall, history } = session;
+function saveSession({ sessionId, cwd, nextCall, history }: Session): void {
+  const saved = { sessionId, cwd, updatedAt: new Date().toISOString(), nextCall, history };
   try {
     Deno.mkdirSync(stateDir(), { recursive: true });
-    Deno.writeTextFileSync(
-      `${stateDir()}/${sessionId}.json`,
-      JSON.stringify({ sessionId, cwd, nextCall, history } satisfies SavedSession),
-    );
+    Deno.writeTextFileSync(`${stateDir()}/${sessionId}.json`, JSON.stringify(saved));
   } catch (error) {
     log(`[mm-sim] cannot save session ${sessionId}: ${messageOf(error)}`);
   }
 }
 
-/** Reads a saved session, or fails the request the way ACP names an unknown session. */
-function loadSession(sessionId: string): SavedSession {
+/** A saved session, or `undefined` when there is none of that id. */
+function readSession(sessionId: string): SavedSession | undefined {
+  // Ids become file names: only mm's own shape of id is looked up.
+  if (!/^[\w.-]+$/.test(sessionId)) return undefined;
   try {
-    // Ids become file names: only mm's own shape of id is looked up.
-    if (!/^[\w.-]+$/.test(sessionId)) throw new Error("not an id");
-    return JSON.parse(Deno.readTextFileSync(`${stateDir()}/${sessionId}.json`));
-  } catch {
-    throw new acp.RequestError(-32002, `Resource not found: session ${sessionId}`, {
-      sessionId,
-    });
-  }
+    const saved = JSON.parse(Deno.readTextFileSync(`${stateDir()}/${sessionId}.json`));
+    const valid = typeof saved?.cwd === "string" && Array.isArray(saved.history);
+    return valid ? { ...saved, sessionId } : undefined;
+  } catch { /* no such file, or not a session's */ }
+}
+
+/** Every session of the state folder. */
+function savedSessions(): SavedSession[] {
+  let names: string[] = [];
+  try {
+    names = [...Deno.readDirSync(stateDir())].map((e) => e.name).filter((n) => n.endsWith(".json"));
+  } catch { /* no folder yet: no session */ }
+  return names.flatMap((name) => readSession(name.slice(0, -".json".length)) ?? []);
+}
+
+/**
+ * A session's title in session/list (guess): its first question, on one line, cut to 60 characters
+ * (the last one `…`); none before a question.
+ */
+export function sessionTitle(history: readonly HistoryEntry[]): string | undefined {
+  const texts = history.map((e) => e.kind === "user" ? e.text.replace(/\s+/g, " ").trim() : "");
+  const chars = [...texts.find((t) => t !== "") ?? ""];
+  if (chars.length === 0) return undefined;
+  return chars.length <= 60 ? chars.join("") : `${chars.slice(0, 59).join("").trimEnd()}…`;
+}
+
+/**
+ * session/list (guess: mini-me's documents do not say that mm has it): the saved sessions of `cwd`
+ * (all when it is absent), the most recently saved first. All in one answer: no `nextCursor`, so no
+ * cursor to read.
+ */
+export function listSessions(saved: readonly SavedSession[], cwd?: string | null) {
+  const recent = (a: SavedSession, b: SavedSession) =>
+    compare(b.updatedAt ?? "", a.updatedAt ?? "") || compare(b.sessionId, a.sessionId);
+  return saved.filter((s) => (cwd ?? s.cwd) === s.cwd).sort(recent).map((s): acp.SessionInfo => {
+    const title = sessionTitle(s.history);
+    const { sessionId, updatedAt } = s;
+    return { sessionId, cwd: s.cwd, ...(title && { title }), ...(updatedAt && { updatedAt }) };
+  });
 }
 
 /** Sends a saved conversation as `session/update` notifications, as session/load does. */
 async function replay(client: acp.AgentContext, saved: SavedSession): Promise<void> {
-  const update = (u: acp.SessionUpdate) =>
-    client.notify("session/update", { sessionId: saved.sessionId, update: u });
+  const update = updater(client, saved.sessionId);
   for (const entry of saved.history) {
     if (entry.kind === "tool") {
-      await update({
-        sessionUpdate: "tool_call",
-        toolCallId: entry.toolCallId,
-        title: entry.title,
-        kind: "other",
-        status: "pending",
-        rawInput: entry.args,
-      });
-      await update(finalUpdate(entry.toolCallId, entry.text, entry.status === "failed"));
+      await update({ sessionUpdate: "tool_call", ...pending(entry) });
+      await update(finalUpdate(entry.toolCallId, { ...entry, failed: entry.status === "failed" }));
     } else {
-      await update({
-        sessionUpdate: entry.kind === "user" ? "user_message_chunk" : "agent_message_chunk",
-        content: { type: "text", text: entry.text },
-      });
+      const sessionUpdate = entry.kind === "user" ? "user_message_chunk" : "agent_message_chunk";
+      await update({ sessionUpdate, content: text(entry.text) });
     }
   }
 }
 
 // ─── The agent ───────────────────────────────────────────────────────────────
 
-function log(line: string): void {
-  console.error(line);
+/** The agent file and the knobs (`MM_SIM_SESSIONS`: a method it lacks answers -32601). */
+interface Settings {
+  config: AgentConfig;
+  style: "batch" | "stepwise";
+  stopReason: acp.StopReason;
+  sessionSupport: "full" | "load" | "none";
 }
 
-/** How the scripted model orders its steps (`MM_SIM_MODEL`). */
-export type ModelStyle = "batch" | "stepwise";
-
 /** Builds the agent for one connection. */
-function mmAgent(config: AgentConfig, style: ModelStyle, stopReason: acp.StopReason): acp.AgentApp {
+function mmAgent(settings: Settings): acp.AgentApp {
+  const { config, sessionSupport: support } = settings;
   const sessions = new Map<string, Session>();
   let metaTools: ClientTool[] = [];
   let announced: unknown;
-
+  /** Fails a request for a session method the stand-in lacks (`MM_SIM_SESSIONS`). */
+  const mustOffer = (method: string) => {
+    if (support === "full" || (support === "load" && method === "session/load")) return;
+    throw acp.RequestError.methodNotFound(method);
+  };
   /** The tools of a session being opened (acp-client-tools.md, "Découverte"). */
   const toolsFor = (client: acp.AgentContext, sessionId: string, cwd: string) => {
     const asks = announced !== undefined && announced !== false && announced !== null;
-    // (acp-client-tools.md, "Mode request"): the list is asked "pendant qu'il
-    // traite session/new, session/load et session/resume, avant d'y répondre",
-    // again for each session. (acp-client-tools.md, "Configuration"):
-    // `enabled: false` means no list request at all.
+    // (acp-client-tools.md, "Mode request"): the list is asked "pendant qu'il traite session/new,
+    // session/load et session/resume, avant d'y répondre", again for each session.
+    // (acp-client-tools.md, "Configuration"): `enabled: false` means no list request at all.
     if (config.enabled && config.discovery === "request" && asks) {
       return listTools(client, sessionId, cwd, config.timeoutMs);
     }
     return Promise.resolve(metaTools);
+  };
+  /** Opens a saved session again, for session/load and session/resume. */
+  const reopen = async (client: acp.AgentContext, sessionId: string, cwd: string) => {
+    const saved = readSession(sessionId);
+    // The error for an unknown session is in none of mini-me's documents (guess).
+    const notFound = `Resource not found: session ${sessionId}`;
+    if (!saved) throw new acp.RequestError(-32002, notFound, { sessionId });
+    sessions.set(sessionId, { ...saved, cwd, tools: await toolsFor(client, sessionId, cwd) });
+    return saved;
   };
 
   return acp.agent({ name: "mm-sim" })
@@ -542,51 +491,44 @@ function mmAgent(config: AgentConfig, style: ModelStyle, stopReason: acp.StopRea
           );
         }
       }
-      return {
-        protocolVersion: 1,
-        agentCapabilities: { loadSession: true, sessionCapabilities: { resume: {} } },
-        agentInfo: { name: "mm", title: "mini-me (stand-in)", version: "sim" },
-        authMethods: [],
-      };
+      const full = support === "full" ? { sessionCapabilities: { resume: {}, list: {} } } : {};
+      const agentInfo = { name: "mm", title: "mini-me (stand-in)", version: "sim" };
+      const agentCapabilities = { loadSession: support !== "none", ...full };
+      return { protocolVersion: 1, agentCapabilities, agentInfo, authMethods: [] };
     })
-    .onRequest("session/new", async ({ params, client }) => {
+    .onRequest("session/new", async ({ params: { cwd }, client }) => {
       const sessionId = newSessionId();
-      const tools = await toolsFor(client, sessionId, params.cwd);
-      const session: Session = { sessionId, cwd: params.cwd, nextCall: 1, history: [], tools };
+      const tools = await toolsFor(client, sessionId, cwd);
+      const session: Session = { sessionId, cwd, nextCall: 1, history: [], tools };
       sessions.set(sessionId, session);
       saveSession(session);
       return { sessionId };
     })
     .onRequest("session/load", async ({ params, client }) => {
-      const saved = loadSession(params.sessionId);
-      const tools = await toolsFor(client, saved.sessionId, params.cwd);
-      sessions.set(saved.sessionId, { ...saved, cwd: params.cwd, tools });
+      mustOffer("session/load");
       // ACP: a load replays the conversation before it answers.
-      await replay(client, saved);
+      await replay(client, await reopen(client, params.sessionId, params.cwd));
       return {};
     })
     .onRequest("session/resume", async ({ params, client }) => {
-      const saved = loadSession(params.sessionId);
-      const tools = await toolsFor(client, saved.sessionId, params.cwd);
-      sessions.set(saved.sessionId, { ...saved, cwd: params.cwd, tools });
+      mustOffer("session/resume");
+      await reopen(client, params.sessionId, params.cwd);
       return {};
+    })
+    .onRequest("session/list", ({ params }) => {
+      mustOffer("session/list");
+      return { sessions: listSessions(savedSessions(), params.cwd) };
     })
     .onRequest("session/prompt", async ({ params, client }) => {
       const session = sessions.get(params.sessionId);
       if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
       const exitCode = Deno.env.get("MM_SIM_EXIT_IN_TURN");
       if (exitCode) Deno.exit(Number(exitCode));
-      const turn = new AbortController();
-      session.turn = turn;
+      const question = params.prompt.map((b) => b.type === "text" ? b.text : "").join(" ");
+      const signal = (session.turn = new AbortController()).signal;
       try {
-        return await promptTurn({
-          config,
-          style,
-          client,
-          session,
-          question: params.prompt.map((b) => b.type === "text" ? b.text : "").join(" "),
-          signal: turn.signal,
-        }) ?? { stopReason };
+        const cancelled = await promptTurn({ ...settings, client, session, signal }, question);
+        return { stopReason: cancelled ?? settings.stopReason };
       } finally {
         session.turn = undefined;
         saveSession(session);
@@ -604,59 +546,33 @@ function validated(entries: readonly unknown[]): ClientTool[] {
 }
 
 /** Request discovery: `_org.mini-me/tools/list`, bounded by the timeout. */
-async function listTools(
-  client: acp.AgentContext,
-  sessionId: string,
-  cwd: string,
-  timeoutMs: number,
-): Promise<ClientTool[]> {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  // The wording of these failure lines is ours (guess): the documents say
-  // only "une ligne sur stderr" (acp-client-tools.md, "Mode request").
-  const failed = (why: string) => {
+async function listTools(client: acp.AgentContext, sessionId: string, cwd: string, ms: number) {
+  const timeout = AbortSignal.timeout(ms);
+  // The wording of these failure lines is ours (guess): the documents say only "une ligne sur
+  // stderr" (acp-client-tools.md, "Mode request").
+  const failed = (why: string): ClientTool[] => {
     log(`[acp] client tools: session ${sessionId}: ${why}`);
     return [];
   };
   let answer: unknown;
   try {
-    answer = await client.request<unknown>("_org.mini-me/tools/list", { sessionId, cwd }, {
-      cancellationSignal: timeout,
-      stopWaitingOnCancel: true,
-    });
+    const options = { cancellationSignal: timeout, stopWaitingOnCancel: true };
+    answer = await client.request<unknown>("_org.mini-me/tools/list", { sessionId, cwd }, options);
   } catch (error) {
-    return failed(
-      `list request failed: ${
-        timeout.aborted
-          ? "context deadline exceeded"
-          : error instanceof acp.RequestError
-          ? JSON.stringify(
-            error.data == null ? { code: error.code, message: error.message } : {
-              code: error.code,
-              message: error.message,
-              data: error.data,
-            },
-          )
-          : messageOf(error)
-      }`,
-    );
+    return failed(`list request failed: ${timeout.aborted ? DEADLINE : why(error)}`);
   }
   const list = record(answer).tools;
   if (!Array.isArray(list)) return failed("the list answer has no tools array");
   const tools = validated(list);
-  log(
-    `[acp] session ${sessionId} client tools (request): ${
-      tools.map((t) => t.modelName).join(", ")
-    }`,
-  );
+  const names = tools.map((t) => t.modelName).join(", ");
+  log(`[acp] session ${sessionId} client tools (request): ${names}`);
   return tools;
 }
 
 class Cancelled extends Error {}
-
 /** Waits, unless the turn is cancelled first. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return untilCancelled(new Promise((resolve) => setTimeout(resolve, ms)), signal);
-}
+const sleep = (ms: number, signal: AbortSignal) =>
+  untilCancelled(new Promise((resolve) => setTimeout(resolve, ms)), signal);
 
 /** Settles as `promise` does, or rejects with {@linkcode Cancelled} once `signal` aborts. */
 function untilCancelled<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -668,148 +584,106 @@ function untilCancelled<T>(promise: Promise<T>, signal: AbortSignal): Promise<T>
   });
 }
 
-function finalUpdate(toolCallId: string, text: string, failed: boolean): acp.SessionUpdate {
-  return {
-    sessionUpdate: "tool_call_update",
-    toolCallId,
-    status: failed ? "failed" : "completed",
-    content: [{ type: "content", content: { type: "text", text } }],
-  };
+/** Sends `session/update` notifications for one session. */
+const updater = (client: acp.AgentContext, sessionId: string) => (update: acp.SessionUpdate) =>
+  client.notify("session/update", { sessionId, update });
+
+/** A tool call as mm announces it, and as its permission request names it. */
+function pending({ toolCallId, title, args }: ToolCall): acp.ToolCall {
+  return { toolCallId, title, kind: "other", status: "pending", rawInput: args };
 }
 
-interface Turn {
-  config: AgentConfig;
-  style: ModelStyle;
-  client: acp.AgentContext;
-  session: Session;
-  question: string;
-  signal: AbortSignal;
+/** The end of a tool call, with what the model read. */
+function finalUpdate(toolCallId: string, { text: read, failed }: Outcome): acp.SessionUpdate {
+  const content: acp.ToolCallContent[] = [{ type: "content", content: text(read) }];
+  const status = failed ? "failed" : "completed";
+  return { sessionUpdate: "tool_call_update", toolCallId, status, content };
 }
 
-/**
- * One prompt turn of the scripted model. Returns `cancelled`, or nothing
- * when the turn ended normally (the caller picks the stop reason).
- */
-async function promptTurn(turn: Turn): Promise<acp.PromptResponse | undefined> {
-  const { config, style, client, session, question, signal } = turn;
-  const update = (u: acp.SessionUpdate) =>
-    client.notify("session/update", { sessionId: session.sessionId, update: u });
-  const say = async (text: string) => {
-    await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+/** One turn: the settings, the client's end, the session, and the turn's cancel signal. */
+type Turn = Settings & { client: acp.AgentContext; session: Session; signal: AbortSignal };
+/** A call of this turn: the tool, the model's arguments, the call's id and title. */
+type Call = PlannedCall & ToolCall;
+
+/** One prompt turn of the scripted model: `cancelled`, or nothing when it ended normally. */
+async function promptTurn(turn: Turn, question: string): Promise<"cancelled" | undefined> {
+  const { session, signal } = turn;
+  const update = updater(turn.client, session.sessionId);
+  const say = async (piece: string) => {
+    await update({ sessionUpdate: "agent_message_chunk", content: text(piece) });
     const last = session.history.at(-1);
-    if (last?.kind === "agent") last.text += text;
-    else session.history.push({ kind: "agent", text });
+    if (last?.kind === "agent") last.text += piece;
+    else session.history.push({ kind: "agent", text: piece });
   };
   session.history.push({ kind: "user", text: question });
-  const tool = session.tools.find((t) => t.modelName === "client_host_info");
-  const calls = plannedCalls(question);
-  const results: { args: Record<string, unknown>; text: string }[] = [];
+  const tools = session.tools;
+  const plan = planTurn(question, tools);
+  const results: Result[] = [];
 
-  /** Announces a call (unless already announced), runs it and reports what the model read. */
-  const run = async (args: Record<string, unknown>, toolCallId: string, announce: boolean) => {
-    const title = `client: ${tool!.name}`;
-    if (announce) {
-      await update({
-        sessionUpdate: "tool_call",
-        toolCallId,
-        title,
-        kind: "other",
-        status: "pending",
-        rawInput: args,
-      });
-    }
-    let outcome: { text: string; failed: boolean };
-    let cancelled = false;
-    try {
-      outcome = await callTool(turn, tool!, toolCallId, args, style === "stepwise");
-    } catch (error) {
-      if (!(error instanceof Cancelled)) throw error;
-      outcome = { text: CANCELLED_TEXT, failed: true };
-      cancelled = true;
-    }
-    // (acp-client-tools.md, "Erreurs"): every result, failed or not, is cut
-    // to maxOutput and reported as the end of the tool call.
-    const text = cutToMaxOutput(outcome.text, config.maxOutput);
-    await update(finalUpdate(toolCallId, text, outcome.failed));
-    session.history.push({
-      kind: "tool",
-      toolCallId,
-      title,
-      args,
-      status: outcome.failed ? "failed" : "completed",
-      text,
+  /** Runs a call and reports what the model read. */
+  const run = async (call: Call, i: number) => {
+    const outcome = await callTool(turn, call).catch((error) => {
+      if (error instanceof Cancelled) return { text: CANCELLED_TEXT, failed: true };
+      throw error;
     });
-    if (cancelled) throw new Cancelled();
-    results.push({ args, text });
+    // (acp-client-tools.md, "Erreurs"): every result, failed or not, is cut to maxOutput and
+    // reported as the end of the tool call.
+    const read = cutToMaxOutput(outcome.text, turn.config.maxOutput);
+    await update(finalUpdate(call.toolCallId, { ...outcome, text: read }));
+    const { toolCallId, title, args } = call;
+    const status = outcome.failed ? "failed" : "completed";
+    session.history.push({ kind: "tool", toolCallId, title, args, status, text: read });
+    if (signal.aborted) throw new Cancelled();
+    results[i] = { tool: call.tool.name, args, text: read };
   };
 
   try {
     // Real agents open with an empty chunk that only carries _meta.
-    await update({
-      sessionUpdate: "agent_message_chunk",
-      content: { type: "text", text: "" },
-      _meta: { "org.mini-me/model": "scripted" },
-    });
-    await update({
-      sessionUpdate: "agent_thought_chunk",
-      content: {
-        type: "text",
-        text: tool
-          ? `The user asks about the machine; ${tool.modelName} is "${tool.description}". I will call it ${calls.length} time(s).`
-          : "The user asks about the machine, but I have no tool to look at it.",
-      },
-    });
+    const meta = { "org.mini-me/model": "scripted" };
+    await update({ sessionUpdate: "agent_message_chunk", content: text(""), _meta: meta });
+    const offered = tools.map((t) => `${t.modelName} is "${t.description}"`).join("; ");
+    const thought = tools.length > 0
+      ? `The user asks about the machine; ${offered}. I will make ${plan.length} call(s).`
+      : "The user asks about the machine, but I have no tool to look at it.";
+    await update({ sessionUpdate: "agent_thought_chunk", content: text(thought) });
     await sleep(Number(Deno.env.get("MM_SIM_THINK_MS") ?? 0), signal);
-    let answer: string;
-    if (tool) {
-      await update({
-        sessionUpdate: "plan",
-        entries: calls.map((args) => ({
-          content: `client_host_info ${JSON.stringify(args)}`,
-          priority: "medium",
-          status: "pending",
-        })),
-      });
-      const ids = calls.map(() => `call_${session.nextCall++}`);
-      if (style === "stepwise") {
-        // As an LLM does: a sentence, one call, its result, then the next.
-        for (const [i, args] of calls.entries()) {
-          await say(`Let me ask host_info about the ${labelOf(args)}. `);
-          await run(args, ids[i], true);
-        }
-      } else {
-        // The model asks for all its calls in one response: mm announces them
-        // all, then runs them together. The Node demo's recorded output shows
-        // exactly this order: both 🛠️ lines, both [client] lines, then both
-        // │ results.
-        for (const [i, args] of calls.entries()) {
-          await update({
-            sessionUpdate: "tool_call",
-            toolCallId: ids[i],
-            title: `client: ${tool.name}`,
-            kind: "other",
-            status: "pending",
-            rawInput: args,
-          });
-        }
-        const settled = await Promise.allSettled(calls.map((args, i) => run(args, ids[i], false)));
-        const failure = settled.find((s) => s.status === "rejected");
-        if (failure) throw failure.reason;
-        // Results in the order of the question, whatever order they came back in.
-        results.sort((a, b) => calls.indexOf(a.args) - calls.indexOf(b.args));
+    const entry = { priority: "medium", status: "pending" } as const;
+    const step = (c: PlannedCall) => `${c.tool.modelName} ${JSON.stringify(c.args)}`;
+    const entries = plan.map((c) => ({ content: step(c), ...entry }));
+    if (plan.length > 0) await update({ sessionUpdate: "plan", entries });
+    const id = () => `call_${session.nextCall++}`;
+    const calls = plan.map((c) => ({ ...c, toolCallId: id(), title: `client: ${c.tool.name}` }));
+    const announce = (call: Call) => update({ sessionUpdate: "tool_call", ...pending(call) });
+    if (turn.style === "stepwise") {
+      // As an LLM does: a sentence, one call, its result, then the next.
+      for (const [i, call] of calls.entries()) {
+        const topic = call.tool.modelName === "client_host_info" && labelOf("host_info", call.args);
+        await say(`Let me ask ${call.tool.name}${topic ? ` about the ${topic}` : ""}. `);
+        await announce(call);
+        await run(call, i);
       }
-      answer = answerFrom(results);
     } else {
-      answer = "I cannot see your machine: no client tool was offered to me, and I have no shell.";
+      // The model asks for all its calls in one response: mm announces them all, then runs them
+      // together. The Node demo recorded this order: both 🛠️ lines, both [client] lines, then both
+      // │ results.
+      for (const call of calls) await announce(call);
+      const settled = await Promise.allSettled(calls.map(run));
+      const failure = settled.find((s) => s.status === "rejected");
+      if (failure) throw failure.reason;
     }
+    const names = tools.map((t) => t.modelName).join(", ");
+    const answer = calls.length > 0
+      ? answerFrom(results) // in the order of the calls, whatever order they came back in
+      : tools.length > 0
+      ? `I called no tool: your question names none of mine (${names}).`
+      : "I cannot see your machine: no client tool was offered to me, and I have no shell.";
     for (const piece of streamPieces(answer)) {
       if (signal.aborted) throw new Cancelled();
       await say(piece);
     }
     await update({ sessionUpdate: "usage_update", used: 1200 + answer.length, size: 32768 });
-    return undefined;
   } catch (error) {
-    if (error instanceof Cancelled || signal.aborted) return { stopReason: "cancelled" };
+    if (error instanceof Cancelled || signal.aborted) return "cancelled";
     throw error;
   }
 }
@@ -822,93 +696,61 @@ const PERMISSION_OPTIONS: acp.PermissionOption[] = [
 ];
 
 /**
- * One call of a client tool (acp-client-tools.md, "Appel d'un outil"): the
- * required-parameter check, the permission when the file asks for one, then
- * the extension request with the model's arguments at the top level of
- * `params`. Throws {@linkcode Cancelled} when the turn is cancelled.
+ * One call of a client tool (acp-client-tools.md, "Appel d'un outil"), its checks first. Throws
+ * {@linkcode Cancelled} when the turn is cancelled.
  */
-async function callTool(
-  turn: Turn,
-  tool: ClientTool,
-  toolCallId: string,
-  args: Record<string, unknown>,
-  reportProgress: boolean,
-): Promise<{ text: string; failed: boolean }> {
-  const { config, client, session, signal } = turn;
+async function callTool(turn: Turn, call: Call): Promise<Outcome> {
+  const { config, client, session: { sessionId }, signal } = turn;
+  const { tool, args, toolCallId } = call;
+  const failed = (why: string) => ({ text: `[client tool error: ${why}]`, failed: true });
   // (acp-client-tools.md, "Avant la requête"): no request without the required parameters.
   const missing = tool.required.filter((name) => !(name in args));
-  if (missing.length > 0) {
-    return {
-      text: `[client tool error: missing required parameters: ${missing.join(", ")}]`,
-      failed: true,
-    };
-  }
-  // (acp-client-tools.md, "Avant la requête"): with `permissions: ask`, or
-  // `auto` when `yolo` is false, mm asks first; the title is "client: <name>".
+  if (missing.length > 0) return failed(`missing required parameters: ${missing.join(", ")}`);
+  // (acp-client-tools.md, "Avant la requête"): with `permissions: ask`, or `auto` when `yolo` is
+  // false, mm asks first; the title is "client: <name>".
   if (config.permissions === "ask" || !config.yolo) {
-    const asked = client.request("session/request_permission", {
-      sessionId: session.sessionId,
-      toolCall: {
-        toolCallId,
-        title: `client: ${tool.name}`,
-        kind: "other",
-        status: "pending",
-        rawInput: args,
-      },
-      options: PERMISSION_OPTIONS,
-    });
-    // An error answer, or any outcome but an allow option, is a refusal, and
-    // the turn goes on (guess: the documents list only the refusal's text).
-    const answer = await untilCancelled(asked.catch(() => undefined), signal);
-    const outcome = answer?.outcome;
-    const chosen = outcome?.outcome === "selected"
-      ? PERMISSION_OPTIONS.find((o) => o.optionId === outcome.optionId)
-      : undefined;
+    const [toolCall, options] = [pending(call), PERMISSION_OPTIONS];
+    const asked = client.request("session/request_permission", { sessionId, toolCall, options });
+    // An error answer, or any outcome but an allow option, is a refusal, and the turn goes on
+    // (guess: the documents list only the refusal's text).
+    const outcome = (await untilCancelled(asked.catch(() => undefined), signal))?.outcome;
+    const picked = outcome?.outcome === "selected" ? outcome.optionId : undefined;
+    const chosen = options.find((o) => o.optionId === picked);
     if (!chosen?.kind.startsWith("allow")) {
       if (signal.aborted) throw new Cancelled();
       return { text: `[${tool.modelName} rejected by user]`, failed: true };
     }
   }
-  if (reportProgress) {
-    await client.notify("session/update", {
-      sessionId: session.sessionId,
-      update: { sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" },
-    });
-  }
+  const busy = { sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" } as const;
+  if (turn.style === "stepwise") await updater(client, sessionId)(busy);
   const timeout = AbortSignal.timeout(config.timeoutMs);
   try {
-    // (acp-client-tools.md, "Requête"): the model's arguments at the top
-    // level; a `_meta` the model put there is replaced, not merged.
-    const result = await client.request<unknown>(
-      tool.method,
-      { ...args, _meta: { "org.mini-me/sessionId": session.sessionId } },
-      // Aborting sends $/cancel_request: on timeout, and on session/cancel
-      // (acp-client-tools.md, "Erreurs").
-      { cancellationSignal: AbortSignal.any([signal, timeout]), stopWaitingOnCancel: true },
-    );
-    return resultText(result);
+    // (acp-client-tools.md, "Requête"): the model's arguments at the top level; a `_meta` the model
+    // put there is replaced, not merged.
+    const params = { ...args, _meta: { "org.mini-me/sessionId": sessionId } };
+    // Aborting sends $/cancel_request: on timeout, and on session/cancel (acp-client-tools.md,
+    // "Erreurs").
+    const cancellationSignal = AbortSignal.any([signal, timeout]);
+    const options = { cancellationSignal, stopWaitingOnCancel: true };
+    return resultText(await client.request<unknown>(tool.method, params, options));
   } catch (error) {
     if (signal.aborted) throw new Cancelled();
-    if (timeout.aborted) return { text: DEADLINE_TEXT, failed: true };
-    if (error instanceof acp.RequestError) return { text: errorText(error), failed: true };
-    return { text: `[client tool error: ${messageOf(error)}]`, failed: true };
+    return failed(timeout.aborted ? DEADLINE : why(error));
   }
 }
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function record(value: unknown): Record<string, unknown> {
-  return isRecord(value) ? value : {};
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const record = (value: unknown) => isRecord(value) ? value : {};
+const compare = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0;
+const messageOf = (error: unknown) => error instanceof Error ? error.message : String(error);
+/** An error as mm prints it: a JSON-RPC error as its compact JSON, any other as its message. */
+const why = (error: unknown) =>
+  error instanceof acp.RequestError ? errorJson(error) : messageOf(error);
+const log = (line: string) => console.error(line);
+const text = (text: string) => ({ type: "text" as const, text });
 const STOP_REASONS = ["end_turn", "max_tokens", "max_turn_requests", "refusal"] as const;
 
 /** Reads a knob that takes one of a few values, warning about any other. */
@@ -928,19 +770,20 @@ async function main(args: string[]): Promise<number> {
   }
   const pidFile = Deno.env.get("MM_SIM_PID_FILE");
   if (pidFile) Deno.writeTextFileSync(pidFile, String(Deno.pid));
-  let config: AgentConfig;
-  try {
-    config = readAgentConfig(await Deno.readTextFile(args[agentAt + 1]));
-  } catch (error) {
-    log(`mm: cannot load agent ${args[agentAt + 1]}: ${messageOf(error)}`);
-    return 1;
-  }
+  const file = args[agentAt + 1];
+  const config = await Deno.readTextFile(file).then(readAgentConfig).catch((error) => {
+    log(`mm: cannot load agent ${file}: ${messageOf(error)}`);
+  });
+  if (!config) return 1;
   for (const line of config.warnings) log(line);
   // `default` names the batch order too.
-  const style = Deno.env.get("MM_SIM_MODEL") === "default"
-    ? "batch"
-    : knob<ModelStyle>("MM_SIM_MODEL", ["batch", "stepwise"]);
-  const agent = mmAgent(config, style, knob("MM_SIM_STOP_REASON", STOP_REASONS));
+  const model = knob("MM_SIM_MODEL", ["batch", "stepwise", "default"]);
+  const agent = mmAgent({
+    config,
+    style: model === "stepwise" ? "stepwise" : "batch",
+    stopReason: knob("MM_SIM_STOP_REASON", STOP_REASONS),
+    sessionSupport: knob("MM_SIM_SESSIONS", ["full", "load", "none"]),
+  });
   const connection = agent.connect(acp.ndJsonStream(Deno.stdout.writable, Deno.stdin.readable));
   await connection.closed;
   return 0;

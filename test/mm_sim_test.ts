@@ -7,20 +7,33 @@
 import assert from "node:assert/strict";
 import {
   answerFrom,
+  type ClientTool,
   cutToMaxOutput,
   errorText,
+  exampleArgs,
+  listSessions,
   MODEL_META,
   modelName,
   newSessionId,
   parseDuration,
   plannedCalls,
+  planTurn,
   readAgentConfig,
   resultText,
+  type SavedSession,
+  sessionTitle,
   streamPieces,
   validateToolList,
 } from "./mm_sim.ts";
 
 const TOOL = { name: "open_buffers", method: "_com.example/workspace/buffers" };
+const HOST_INFO = {
+  name: "host_info",
+  method: "_demo.minime/host_info",
+  inputSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+};
+/** The tools of a list, validated as mm keeps them. */
+const tools = (...entries: unknown[]): ClientTool[] => validateToolList(entries).tools;
 
 Deno.test('"Description d\'un outil", name: non-alphanumerics become _, runs shrink, ends are trimmed', () => {
   assert.equal(modelName("open buffers"), "client_open_buffers");
@@ -86,6 +99,11 @@ Deno.test('"Validation d\'une liste": the other entries are kept and tools are s
   assert.deepEqual(tools.map((t) => t.modelName), ["client_alpha", "client_zeta"]);
   assert.deepEqual(tools[0].required, ["x"]);
   assert.equal(skipped.length, 1);
+  const two = validateToolList([{ name: "a", method: "_x/a" }, { name: "b" }]);
+  assert.deepEqual(two.tools.map((t) => t.modelName), ["client_a"]);
+  assert.deepEqual(two.skipped, [
+    'entry 1 skipped: method "" must start with "_" (an ACP extension method)',
+  ]);
 });
 
 Deno.test("a null entry or a null field reads as absent, as Go decodes JSON", () => {
@@ -140,6 +158,10 @@ Deno.test('"Réponse": a JSON string without its quotes, any other value as JSON
 
 Deno.test('"Erreurs": a JSON-RPC error reads as its compact JSON, data kept when present', () => {
   assert.equal(
+    errorText({ code: -32601, message: "Method not found" }),
+    '[client tool error: {"code":-32601,"message":"Method not found"}]',
+  );
+  assert.equal(
     errorText({ code: -32800, message: "Request cancelled" }),
     '[client tool error: {"code":-32800,"message":"Request cancelled"}]',
   );
@@ -155,6 +177,7 @@ Deno.test('"Erreurs": a JSON-RPC error reads as its compact JSON, data kept when
 
 Deno.test('"Erreurs": every result is cut to maxOutput, keeping its start and its end', () => {
   assert.equal(cutToMaxOutput("short", 100), "short");
+  assert.equal(cutToMaxOutput("abcdefghij", 5), "ab…ij");
   const cut = cutToMaxOutput("a".repeat(500) + "b".repeat(500), 100);
   assert.equal([...cut].length, 100);
   assert.ok(cut.startsWith("aaa") && cut.endsWith("bbb"));
@@ -244,13 +267,18 @@ Deno.test("the scripted model picks topics from the question's words, in order",
   assert.deepEqual(plannedCalls("How much RAM? And the processor?"), [{ topic: "memory" }, {
     topic: "cpu",
   }]);
+  assert.deepEqual(plannedCalls("How much RAM?"), [{ topic: "memory" }]);
   assert.deepEqual(plannedCalls("Hello"), [{ topic: "os" }, { topic: "memory" }]);
+  assert.deepEqual(plannedCalls("Hello", false), []);
   assert.deepEqual(plannedCalls("How big is my disk?"), [{ topic: "disk" }]);
   assert.deepEqual(plannedCalls("anything without a topic"), [{}]);
-  assert.deepEqual(plannedCalls("memory, with a _meta"), [{ topic: "memory", _meta: MODEL_META }]);
+  const [hostInfo] = validateToolList([HOST_INFO]).tools;
+  assert.deepEqual(planTurn("memory, with a _meta", [hostInfo]), [
+    { tool: hostInfo, args: { topic: "memory", _meta: MODEL_META } },
+  ]);
   assert.match(
-    answerFrom([{ args: { topic: "os" }, text: "Linux" }]),
-    /operating system: Linux\.$/,
+    answerFrom([{ tool: "host_info", args: { topic: "os" }, text: "Linux" }]),
+    /^Here is what host_info reports about your machine — operating system: Linux\.$/,
   );
 });
 
@@ -263,4 +291,169 @@ Deno.test("the scripted model streams its answer in pieces that add up to the wh
   const pieces = streamPieces(text);
   assert.equal(pieces.join(""), text);
   assert.ok(pieces.length > 2);
+});
+
+// ─── Other tools of the client (the stand-in's own behaviour) ────────────────
+
+Deno.test("exampleArgs gives each required property its first enum value, whatever its type", () => {
+  const [tool] = tools({
+    name: "clock",
+    method: "_x/clock",
+    inputSchema: {
+      type: "object",
+      properties: {
+        zone: { type: "string", enum: ["UTC", "local"] },
+        step: { type: "integer", enum: [5, 10] },
+        optional: { type: "string", enum: ["never"] },
+      },
+      required: ["zone", "step"],
+    },
+  });
+  assert.deepEqual(exampleArgs(tool), { zone: "UTC", step: 5 });
+});
+
+Deno.test("exampleArgs gives a required property without enum a placeholder of its type", () => {
+  const properties = {
+    s: { type: "string" },
+    n: { type: "number" },
+    i: { type: "integer" },
+    b: { type: "boolean" },
+    a: { type: "array", items: { type: "string" } },
+    o: { type: "object" },
+    z: { type: "null" },
+    either: { type: ["null", "integer"] },
+    untyped: {},
+    odd: { type: "toString" },
+    empty: { type: "string", enum: [] },
+  };
+  const required = [...Object.keys(properties), "undeclared"];
+  assert.deepEqual(exampleArgs({ required, properties }), {
+    s: "example",
+    n: 0,
+    i: 0,
+    b: false,
+    a: [],
+    o: {},
+    z: null,
+    either: 0,
+    untyped: "example",
+    odd: "example",
+    empty: "example",
+    undeclared: "example",
+  });
+  assert.deepEqual(exampleArgs({ required: [], properties }), {});
+  const first = exampleArgs({ required: ["a"], properties });
+  (first.a as unknown[]).push("changed");
+  assert.deepEqual(
+    exampleArgs({ required: ["a"], properties }),
+    { a: [] },
+    "a fresh array each time",
+  );
+});
+
+Deno.test("planTurn calls another tool named in the question as name or client_name, as a word, in any case", () => {
+  const offered = tools(HOST_INFO, { name: "clock", method: "_x/clock" });
+  const clock = offered.find((t) => t.name === "clock")!;
+  for (const question of ["What does clock say?", "Ask CLIENT_CLOCK", "(Clock)", "clock"]) {
+    assert.deepEqual(planTurn(question, offered), [{ tool: clock, args: {} }], question);
+  }
+  for (const question of ["Is it clockwise?", "What is my_clock?", "client_clocks"]) {
+    assert.deepEqual(
+      planTurn(question, offered).map((c) => c.tool.name),
+      ["host_info", "host_info"],
+      question,
+    );
+  }
+});
+
+Deno.test("planTurn calls host_info only for named topics once another tool is named, in order", () => {
+  const offered = tools(
+    { name: "zone", method: "_x/zone" },
+    HOST_INFO,
+    { name: "open buffers", method: "_x/buffers" },
+  );
+  const plan = planTurn("Which OS? Then client_open_buffers, then zone and memory.", offered);
+  assert.deepEqual(
+    plan.map((c) => [c.tool.modelName, c.args]),
+    [
+      ["client_host_info", { topic: "os" }],
+      ["client_host_info", { topic: "memory" }],
+      ["client_open_buffers", {}],
+      ["client_zone", {}],
+    ],
+  );
+  assert.deepEqual(planTurn("What does zone say?", offered).map((c) => c.tool.name), ["zone"]);
+  assert.deepEqual(planTurn("zone, with a _meta", offered), [
+    { tool: offered.find((t) => t.name === "zone")!, args: { _meta: MODEL_META } },
+  ]);
+});
+
+Deno.test("planTurn without host_info calls only the tools the question names", () => {
+  const offered = tools({ name: "a.b+c", method: "_x/abc" });
+  assert.deepEqual(planTurn("Which OS?", offered), []);
+  assert.deepEqual(planTurn("Try a.b+c now", offered).map((c) => c.tool.name), ["a.b+c"]);
+  assert.deepEqual(planTurn("Try client_a_b_c now", offered).map((c) => c.tool.name), ["a.b+c"]);
+  assert.deepEqual(planTurn("Try axb+c now", offered), [], "the name is not a pattern");
+});
+
+Deno.test("answerFrom names every tool it quotes, host_info's results by topic, others by name", () => {
+  assert.equal(
+    answerFrom([
+      { tool: "host_info", args: { topic: "os" }, text: "Linux" },
+      { tool: "clock", args: {}, text: "noon" },
+      { tool: "host_info", args: { topic: "memory" }, text: "1 GiB" },
+    ]),
+    "Here is what host_info and clock report about your machine — operating system: Linux; clock: noon; memory: 1 GiB.",
+  );
+  assert.equal(
+    answerFrom([{ tool: "clock", args: { zone: "UTC" }, text: "noon" }]),
+    "Here is what clock reports about your machine — clock: noon.",
+  );
+});
+
+// ─── session/list (guess) ────────────────────────────────────────────────────
+
+Deno.test("sessionTitle is the first question on one line, cut to 60 characters", () => {
+  assert.equal(sessionTitle([]), undefined);
+  assert.equal(sessionTitle([{ kind: "agent", text: "Hello" }]), undefined);
+  assert.equal(
+    sessionTitle([
+      { kind: "user", text: "  \n " },
+      { kind: "user", text: "  How much\n\tRAM?  " },
+      { kind: "user", text: "Which OS?" },
+    ]),
+    "How much RAM?",
+  );
+  const long = sessionTitle([{ kind: "user", text: `${"é".repeat(59)}and more` }]);
+  assert.equal(long, `${"é".repeat(59)}…`, "60 characters, counted as code points");
+  const atSpace = sessionTitle([{ kind: "user", text: `${"a".repeat(58)} bcd` }]);
+  assert.equal(atSpace, `${"a".repeat(58)}…`, "no space before the …");
+  assert.equal(sessionTitle([{ kind: "user", text: "x".repeat(60) }]), "x".repeat(60));
+});
+
+Deno.test("listSessions gives the sessions of a cwd, or all, the most recently saved first", () => {
+  const saved = (sessionId: string, cwd: string, updatedAt?: string): SavedSession => ({
+    sessionId,
+    cwd,
+    updatedAt,
+    nextCall: 1,
+    history: [{ kind: "user", text: `question of ${sessionId}` }],
+  });
+  const all = [
+    saved("a", "/p", "2026-01-01T00:00:00.000Z"),
+    saved("b", "/q", "2026-03-01T00:00:00.000Z"),
+    saved("c", "/p", "2026-02-01T00:00:00.000Z"),
+    saved("d", "/p"),
+    { ...saved("e", "/p", "2026-02-01T00:00:00.000Z"), history: [] },
+  ];
+  assert.deepEqual(listSessions(all, "/p"), [
+    { sessionId: "e", cwd: "/p", updatedAt: "2026-02-01T00:00:00.000Z" },
+    { sessionId: "c", cwd: "/p", title: "question of c", updatedAt: "2026-02-01T00:00:00.000Z" },
+    { sessionId: "a", cwd: "/p", title: "question of a", updatedAt: "2026-01-01T00:00:00.000Z" },
+    { sessionId: "d", cwd: "/p", title: "question of d" },
+  ]);
+  for (const cwd of [undefined, null]) {
+    assert.deepEqual(listSessions(all, cwd).map((s) => s.sessionId), ["b", "e", "c", "a", "d"]);
+  }
+  assert.deepEqual(listSessions(all, "/elsewhere"), []);
 });

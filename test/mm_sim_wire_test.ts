@@ -7,7 +7,11 @@
  */
 
 import assert from "node:assert/strict";
+import { Ajv2020 } from "ajv/2020";
+import schema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
+import type * as acp from "@agentclientprotocol/sdk";
 import { agentYaml, deadline, type Frame, HOST_INFO, type Peer, withPeer } from "./_wire.ts";
+import { cutToMaxOutput } from "./mm_sim.ts";
 
 const QUESTION = "What operating system does my machine run, and how much memory does it have?";
 
@@ -680,13 +684,16 @@ async function earlierSession(
   return out;
 }
 
-Deno.test("mm advertises session/load and session/resume", async () => {
+/** The `agentCapabilities` of an `initialize` answer. */
+function capabilitiesOf(answer: Frame): Record<string, unknown> {
+  return (answer.result as { agentCapabilities: Record<string, unknown> }).agentCapabilities;
+}
+
+Deno.test("mm advertises session/load, session/resume and session/list", async () => {
   await withPeer({}, async (peer) => {
-    const answer = await peer.initialize();
-    const capabilities = (answer.result as { agentCapabilities: Record<string, unknown> })
-      .agentCapabilities;
+    const capabilities = capabilitiesOf(await peer.initialize());
     assert.equal(capabilities.loadSession, true);
-    assert.deepEqual(capabilities.sessionCapabilities, { resume: {} });
+    assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {} });
   });
 });
 
@@ -808,5 +815,354 @@ Deno.test("session ids are shaped like mm's", async () => {
   await withPeer({}, async (peer) => {
     await peer.initialize();
     assert.match(await peer.newSession(), /^\d{8}-\d{6}-[0-9a-f]{8}$/);
+  });
+});
+
+// ─── session/list (guess) ────────────────────────────────────────────────────
+
+const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+ajv.addSchema(schema, "acp");
+
+/** Asserts that `value` is a valid `definition` of the ACP v1 schema. */
+function assertAcp(definition: string, value: unknown): void {
+  const validate = ajv.getSchema(`acp#/$defs/${definition}`)!;
+  assert.ok(validate(value), `${definition}: ${ajv.errorsText(validate.errors)}`);
+}
+
+/** Waits a little, so that two saves never share a millisecond. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 15));
+
+/** The sessions of a `session/list` answer, checked against the ACP schema. */
+async function listed(peer: Peer, params: Record<string, unknown>): Promise<acp.SessionInfo[]> {
+  const answer = await peer.request("session/list", params);
+  assert.equal(answer.error, undefined, JSON.stringify(answer.error));
+  assertAcp("ListSessionsResponse", answer.result);
+  const result = answer.result as acp.ListSessionsResponse;
+  assert.equal(result.nextCursor, undefined, "all in one answer");
+  return result.sessions;
+}
+
+Deno.test("session/list lists the sessions of earlier runs, most recent first, with title and updatedAt", async () => {
+  const stateDir = Deno.makeTempDirSync({ prefix: "mm-sim-state-" });
+  const ids: Record<string, string> = {};
+  const started = new Date();
+  await withPeer({ stateDir }, async (peer) => {
+    await peer.initialize();
+    ids.a = await peer.newSession("/home/me/a");
+    await peer.prompt(ids.a, "How much memory?");
+    await tick();
+    ids.b = await peer.newSession("/home/me/a");
+    await tick();
+    ids.c = await peer.newSession("/home/me/c");
+    await peer.prompt(ids.c, `Which CPU?\n  ${"And then what? ".repeat(6)}`);
+    await tick();
+    await peer.prompt(ids.a, "Which OS?");
+  });
+  await withPeer({ stateDir }, async (peer) => {
+    assertAcp("InitializeResponse", (await peer.initialize()).result);
+    const all = await listed(peer, {});
+    assert.deepEqual(all.map((s) => s.sessionId), [ids.a, ids.c, ids.b], "the last saved first");
+    assert.deepEqual(all.map((s) => s.cwd), ["/home/me/a", "/home/me/c", "/home/me/a"]);
+    assert.deepEqual(all.map((s) => s.title), [
+      "How much memory?",
+      "Which CPU? And then what? And then what? And then what? And…",
+      undefined,
+    ]);
+    assert.ok(!("title" in all[2]), "no title before a first question");
+    const times = all.map((s) => Date.parse(s.updatedAt!));
+    assert.ok(times.every((t) => t >= started.getTime() - 1000 && t <= Date.now()), `${times}`);
+    assert.ok(times[0] > times[1] && times[1] > times[2], `${times}`);
+    assert.deepEqual(await listed(peer, { cwd: null, cursor: null }), all);
+  });
+});
+
+Deno.test("session/list with a cwd lists only the sessions of that folder", async () => {
+  const stateDir = Deno.makeTempDirSync({ prefix: "mm-sim-state-" });
+  await withPeer({ stateDir }, async (peer) => {
+    await peer.initialize();
+    const first = await peer.newSession("/home/me/a");
+    await tick();
+    const other = await peer.newSession("/home/me/b");
+    await tick();
+    const second = await peer.newSession("/home/me/a");
+    assert.deepEqual((await listed(peer, { cwd: "/home/me/a" })).map((s) => s.sessionId), [
+      second,
+      first,
+    ]);
+    assert.deepEqual((await listed(peer, { cwd: "/home/me/b" })).map((s) => s.sessionId), [other]);
+    assert.deepEqual(await listed(peer, { cwd: "/home/me" }), []);
+  });
+});
+
+Deno.test("session/list of a state folder that does not exist yet is an empty list", async () => {
+  const stateDir = `${Deno.makeTempDirSync({ prefix: "mm-sim-state-" })}/not-yet`;
+  await withPeer({ stateDir }, async (peer) => {
+    await peer.initialize();
+    assert.deepEqual(await listed(peer, {}), []);
+  });
+});
+
+Deno.test("MM_SIM_SESSIONS=load advertises only session/load: resume and list answer -32601", async () => {
+  const earlier = await earlierSession();
+  await withPeer({ stateDir: earlier.stateDir, env: { MM_SIM_SESSIONS: "load" } }, async (peer) => {
+    const answer = await peer.initialize();
+    assertAcp("InitializeResponse", answer.result);
+    assert.deepEqual(capabilitiesOf(answer), { loadSession: true });
+    for (const method of ["session/list", "session/resume"]) {
+      const refused = await peer.request(method, { sessionId: earlier.sessionId, cwd: "/tmp" });
+      assert.equal(refused.error?.code, -32601, `${method}: ${JSON.stringify(refused)}`);
+    }
+    const loaded = await peer.request("session/load", {
+      sessionId: earlier.sessionId,
+      cwd: "/tmp",
+      mcpServers: [],
+    });
+    assert.deepEqual(loaded.result, {});
+    assert.deepEqual(peer.finalTexts(), earlier.texts, "the load replayed the conversation");
+  });
+});
+
+Deno.test("MM_SIM_SESSIONS=none advertises none of load, resume and list, and each answers -32601", async () => {
+  const earlier = await earlierSession();
+  await withPeer({ stateDir: earlier.stateDir, env: { MM_SIM_SESSIONS: "none" } }, async (peer) => {
+    const answer = await peer.initialize();
+    assertAcp("InitializeResponse", answer.result);
+    assert.deepEqual(capabilitiesOf(answer), { loadSession: false });
+    for (const method of ["session/list", "session/resume", "session/load"]) {
+      const refused = await peer.request(method, {
+        sessionId: earlier.sessionId,
+        cwd: "/tmp",
+        mcpServers: [],
+      });
+      assert.equal(refused.error?.code, -32601, `${method}: ${JSON.stringify(refused)}`);
+    }
+    assert.deepEqual(peer.updates(), [], "no replay");
+    assert.equal(await peer.prompt(await peer.newSession(), "Which CPU?"), "end_turn");
+  });
+});
+
+Deno.test("MM_SIM_SESSIONS with an unknown value is reported on stderr, and full is used", async () => {
+  await withPeer({ env: { MM_SIM_SESSIONS: "some" } }, async (peer) => {
+    const capabilities = capabilitiesOf(await peer.initialize());
+    assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {} });
+    assert.ok(peer.stderr.includes('[mm-sim] MM_SIM_SESSIONS: unknown value "some" (using full)'));
+  });
+});
+
+// ─── Other tools of the client (the stand-in's own behaviour) ────────────────
+
+/** A second tool, as a client that adds one to client.ts would offer it. */
+const CLOCK = {
+  name: "clock",
+  description: "The time on the user's machine.",
+  method: "_demo.minime/clock",
+  inputSchema: {
+    type: "object",
+    properties: {
+      zone: { type: "string", enum: ["UTC", "local"] },
+      digits: { type: "integer" },
+      seconds: { type: "boolean" },
+      format: { type: "string" },
+      note: { type: "string" },
+    },
+    required: ["zone", "digits", "seconds", "format"],
+  },
+};
+/** The arguments the scripted model builds from CLOCK's schema. */
+const CLOCK_ARGS = { zone: "UTC", digits: 0, seconds: false, format: "example" };
+
+/** A peer whose client answers CLOCK's method with the zone it was asked for. */
+function withClock(
+  options: Parameters<typeof withPeer>[0],
+  body: (peer: Peer) => Promise<void>,
+): Promise<void> {
+  return withPeer(options, async (peer) => {
+    peer.handlers[CLOCK.method] = (params) => ({
+      result: { content: [{ type: "text", text: `noon in ${params.zone}` }] },
+    });
+    await body(peer);
+  });
+}
+
+/** What mm wrote about tool calls, in order: announces, requests, updates, sentences. */
+function steps(peer: Peer): string[] {
+  return peer.frames.flatMap((f) => {
+    if (f.method === HOST_INFO.method || f.method === CLOCK.method) return [`request ${f.method}`];
+    const u = f.params?.update as
+      | { sessionUpdate?: string; status?: string; title?: string; content?: { text?: string } }
+      | undefined;
+    if (u?.sessionUpdate === "tool_call") return [`announce ${u.title}`];
+    if (u?.sessionUpdate === "tool_call_update") return [`update ${u.status}`];
+    if (u?.sessionUpdate === "agent_message_chunk" && u.content?.text?.startsWith("Let me")) {
+      return [`say ${u.content.text}`];
+    }
+    return [];
+  });
+}
+
+Deno.test("another tool named in the question is called as host_info is, with arguments from its schema", async () => {
+  await withClock({}, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(
+      await peer.prompt(session, "What does clock say, and how much memory?"),
+      "end_turn",
+    );
+    const announced = peer.updates().filter((u) => u.sessionUpdate === "tool_call");
+    assert.deepEqual(announced.map((u) => [u.title, u.kind, u.status, u.rawInput]), [
+      ["client: host_info", "other", "pending", { topic: "memory" }],
+      ["client: clock", "other", "pending", CLOCK_ARGS],
+    ]);
+    assert.deepEqual(peer.requests(CLOCK.method).map((f) => f.params), [
+      { ...CLOCK_ARGS, _meta: { "org.mini-me/sessionId": session } },
+    ]);
+    assert.deepEqual(peer.finalTexts(), ["fact about memory", "noon in UTC"]);
+    assert.equal(
+      peer.answerText(),
+      "Here is what host_info and clock report about your machine — memory: fact about memory; clock: noon in UTC.",
+    );
+    assert.deepEqual(steps(peer), [
+      "announce client: host_info",
+      "announce client: clock",
+      `request ${HOST_INFO.method}`,
+      `request ${CLOCK.method}`,
+      "update completed",
+      "update completed",
+    ]);
+  });
+});
+
+Deno.test("another tool named as client_<name>, in any case, is called, and host_info only for named topics", async () => {
+  await withClock({}, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Ask CLIENT_Clock."), "end_turn");
+    assert.equal(peer.requests(HOST_INFO.method).length, 0, "no default os and memory");
+    assert.equal(peer.requests(CLOCK.method).length, 1);
+    assert.equal(
+      peer.answerText(),
+      "Here is what clock reports about your machine — clock: noon in UTC.",
+    );
+    await peer.prompt(session, "And client_clock, with the uptime?");
+    assert.deepEqual(peer.requests(HOST_INFO.method).map((f) => f.params?.topic), ["uptime"]);
+    assert.equal(peer.requests(CLOCK.method).length, 2);
+  });
+});
+
+Deno.test("a tool the question does not name is not called", async () => {
+  await withClock({}, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Does my fan turn clockwise?"), "end_turn");
+    assert.equal(peer.requests(CLOCK.method).length, 0);
+    assert.deepEqual(peer.finalTexts(), ["fact about os", "fact about memory"]);
+  });
+  await withClock({}, async (peer) => {
+    await peer.initialize([CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, QUESTION), "end_turn");
+    assert.deepEqual(peer.requests(CLOCK.method), []);
+    assert.equal(
+      peer.answerText(),
+      "I called no tool: your question names none of mine (client_clock).",
+    );
+  });
+});
+
+Deno.test("another tool asks permission when yolo is false, titled client: <name>, and may be refused", async () => {
+  await withClock({ agent: agentYaml({ yolo: false }) }, async (peer) => {
+    peer.handlers["session/request_permission"] = (params) => {
+      const toolCall = params.toolCall as { title: string };
+      const optionId = toolCall.title === "client: clock" ? "reject" : "allow";
+      return { result: { outcome: { outcome: "selected", optionId } } };
+    };
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Which OS, and what says clock?"), "end_turn");
+    const asked = peer.requests("session/request_permission").map((f) => f.params?.toolCall);
+    assert.deepEqual(asked.map((t) => (t as { title: string }).title), [
+      "client: host_info",
+      "client: clock",
+    ]);
+    assert.deepEqual(asked[1], {
+      toolCallId: "call_2",
+      title: "client: clock",
+      kind: "other",
+      status: "pending",
+      rawInput: CLOCK_ARGS,
+    });
+    assert.equal(peer.requests(CLOCK.method).length, 0, "refused: never sent");
+    // The calls run together: the refusal may end first.
+    assert.deepEqual(peer.finalTexts().sort(), [
+      "[client_clock rejected by user]",
+      "fact about os",
+    ]);
+    assert.match(
+      peer.answerText(),
+      /operating system: fact about os; clock: \[client_clock rejected by user\]\.$/,
+    );
+  });
+});
+
+Deno.test("another tool offered by request discovery is called in the session that listed it", async () => {
+  await withClock({ agent: agentYaml({ discovery: "request" }) }, async (peer) => {
+    peer.handlers["_org.mini-me/tools/list"] = () => ({ result: { tools: [CLOCK, HOST_INFO] } });
+    await peer.initialize(true);
+    const session = await peer.newSession();
+    assert.deepEqual(peer.acpLines(), [
+      `[acp] session ${session} client tools (request): client_clock, client_host_info`,
+    ]);
+    assert.equal(await peer.prompt(session, "What time does the clock show?"), "end_turn");
+    assert.deepEqual(peer.requests(CLOCK.method).map((f) => f.params), [
+      { ...CLOCK_ARGS, _meta: { "org.mini-me/sessionId": session } },
+    ]);
+    assert.deepEqual(peer.finalTexts(), ["noon in UTC"]);
+  });
+});
+
+Deno.test("stepwise model: another tool has its sentence, its call in progress and its result, in turn", async () => {
+  await withClock({ env: { MM_SIM_MODEL: "stepwise" } }, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    assert.equal(await peer.prompt(session, "Which OS, and what does clock say?"), "end_turn");
+    assert.deepEqual(steps(peer), [
+      "say Let me ask host_info about the operating system. ",
+      "announce client: host_info",
+      "update in_progress",
+      `request ${HOST_INFO.method}`,
+      "update completed",
+      "say Let me ask clock. ",
+      "announce client: clock",
+      "update in_progress",
+      `request ${CLOCK.method}`,
+      "update completed",
+    ]);
+    assert.deepEqual(peer.finalTexts(), ["fact about os", "noon in UTC"]);
+    assert.match(peer.answerText(), /operating system: fact about os; clock: noon in UTC\.$/);
+  });
+});
+
+Deno.test("another tool's result is cut to maxOutput and its errors read as host_info's do", async () => {
+  await withClock({ agent: agentYaml({ maxOutput: 20 }) }, async (peer) => {
+    let calls = 0;
+    peer.handlers[CLOCK.method] = () =>
+      calls++ === 0
+        ? { result: `START${"x".repeat(100)}END` }
+        : { error: { code: -32603, message: "Internal error" } };
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    await peer.prompt(session, "clock?");
+    await peer.prompt(session, "clock again?");
+    const [cut, failed] = peer.finalTexts();
+    assert.ok([...cut].length <= 20 && cut.startsWith("START") && cut.endsWith("END"), cut);
+    assert.equal(
+      failed,
+      cutToMaxOutput('[client tool error: {"code":-32603,"message":"Internal error"}]', 20),
+    );
+    assert.ok(peer.answerText().includes(`clock: ${cut}.`), peer.answerText());
+    const statuses = peer.updates().flatMap((u) =>
+      u.sessionUpdate === "tool_call_update" ? [u.status] : []
+    );
+    assert.deepEqual(statuses, ["completed", "failed"]);
   });
 });
