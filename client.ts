@@ -818,11 +818,12 @@ async function endMm(run: Run, graceful: boolean): Promise<void> {
   await Promise.race([run.log, delay(500)]);
 }
 
-/** Kills mm's process group, and waits (a second at most) until no process of it is left. */
+/** Kills mm's process group, and waits (a second at most) until mm is gone, not just signalled. */
 async function killGroup(child: Deno.ChildProcess): Promise<void> {
-  const left = () => attempt(() => (Deno.kill(-child.pid, "SIGKILL"), true), false);
-  for (let tries = 0; tries < 100 && left(); tries++) await delay(10);
+  attempt(() => Deno.kill(-child.pid, "SIGKILL"), undefined); // unless the group is gone already
+  await Promise.race([child.status, delay(1000)]);
 }
+
 
 // ─── 4. Output: the conversation, diagnostics, the progress line ─────────────
 
