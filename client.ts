@@ -824,7 +824,6 @@ async function killGroup(child: Deno.ChildProcess): Promise<void> {
   await Promise.race([child.status, delay(1000)]);
 }
 
-
 // ─── 4. Output: the conversation, diagnostics, the progress line ─────────────
 
 /** ANSI styles. */

@@ -9,6 +9,7 @@
  */
 
 import { ROOT, START_PERMISSIONS, within } from "./_run.ts";
+import { SCRATCH } from "./_scratch.ts";
 
 /** Whether `script` (util-linux) is on this machine. */
 export const hasScript: boolean =
@@ -62,6 +63,7 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
   const env: Record<string, string> = {
     ...Deno.env.toObject(),
     TERM: "xterm-256color",
+    TMPDIR: SCRATCH,
     DENO_BIN: Deno.execPath(),
     // `deno task` runs `deno` by name: the one running the tests.
     PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,

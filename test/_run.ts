@@ -7,7 +7,7 @@
  */
 
 import { checkSentFrames } from "./_schema.ts";
-import "./_scratch.ts";
+import { SCRATCH, scratchDir } from "./_scratch.ts";
 
 /** The project folder. */
 export const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
@@ -116,7 +116,7 @@ export function startClient(run: ClientRun = {}): RunningClient {
       ...args,
     ],
     cwd: run.cwd ?? ROOT,
-    env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1", ...run.env },
+    env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1", TMPDIR: SCRATCH, ...run.env },
     stdin: run.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
@@ -214,7 +214,7 @@ export function runClient(run: ClientRun = {}): Promise<ClientResult> {
 
 /** Writes a file in a fresh temporary folder and returns its path. */
 export function tempFile(name: string, text: string, mode?: number): string {
-  const dir = Deno.makeTempDirSync({ prefix: "host-info-test-" });
+  const dir = scratchDir("host-info-test-");
   const path = `${dir}/${name}`;
   Deno.writeTextFileSync(path, text, mode ? { mode } : undefined);
   return path;

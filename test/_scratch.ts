@@ -1,17 +1,25 @@
 /**
- * One scratch folder per test file: every temporary file and folder the tests
- * make, and the stand-in's saved sessions, go under it (`TMPDIR` points
- * there, for this process and the processes it starts), and it is removed
- * when the test file is done.
+ * One scratch folder per test file: every temporary file and folder the tests make, and the
+ * stand-in's saved sessions, go under it, and it is removed when the test file is done. Test
+ * files may run side by side (`deno test --parallel`), in one process: nothing here changes the
+ * process's environment; the processes the tests start are given `TMPDIR` explicitly.
  *
  * @module
  */
 
-// The system's own temp folder, remembered before any test file changes TMPDIR.
-const base = Deno.env.get("HOST_INFO_TESTS_TMP") ?? Deno.env.get("TMPDIR") ?? "/tmp";
-Deno.env.set("HOST_INFO_TESTS_TMP", base);
-
 /** The scratch folder of this test file. */
-export const SCRATCH: string = Deno.makeTempDirSync({ dir: base, prefix: "host-info-tests-" });
-Deno.env.set("TMPDIR", SCRATCH);
+export const SCRATCH: string = Deno.makeTempDirSync({
+  dir: Deno.env.get("TMPDIR") ?? "/tmp",
+  prefix: "host-info-tests-",
+});
 globalThis.addEventListener("unload", () => Deno.removeSync(SCRATCH, { recursive: true }));
+
+/** A fresh folder in the scratch folder. */
+export function scratchDir(prefix = "dir-"): string {
+  return Deno.makeTempDirSync({ dir: SCRATCH, prefix });
+}
+
+/** A fresh empty file in the scratch folder. */
+export function scratchFile(prefix = "file-"): string {
+  return Deno.makeTempFileSync({ dir: SCRATCH, prefix });
+}

@@ -9,8 +9,8 @@
  */
 
 import type * as acp from "@agentclientprotocol/sdk";
-import "./_scratch.ts";
 import { within } from "./_run.ts";
+import { SCRATCH, scratchDir } from "./_scratch.ts";
 
 /** The text of a tool call's content list (text blocks only, joined). */
 export function contentText(content: acp.ToolCallContent[] | null | undefined): string {
@@ -110,13 +110,18 @@ export class Peer {
   #reading: Promise<unknown>;
 
   constructor(options: PeerOptions = {}) {
-    const dir = Deno.makeTempDirSync({ prefix: "mm-sim-wire-" });
+    const dir = scratchDir("mm-sim-wire-");
     const agent = `${dir}/agent.yaml`;
     Deno.writeTextFileSync(agent, options.agent ?? agentYaml());
     this.stateDir = options.stateDir ?? `${dir}/sessions`;
     this.#child = new Deno.Command(`${ROOT}/test/mm-sim`, {
       args: ["-acp", "-agent", agent],
-      env: { DENO_BIN: Deno.execPath(), MM_SIM_STATE_DIR: this.stateDir, ...options.env },
+      env: {
+        DENO_BIN: Deno.execPath(),
+        TMPDIR: SCRATCH,
+        MM_SIM_STATE_DIR: this.stateDir,
+        ...options.env,
+      },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

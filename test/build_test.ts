@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { ROOT, within } from "./_run.ts";
+import { SCRATCH, scratchDir } from "./_scratch.ts";
 
 /** Runs a `deno task` in the project folder, with a deadline. */
 async function task(name: string, env: Record<string, string>) {
@@ -46,9 +47,9 @@ Deno.test("build: deno task compile embeds client.ts and js-yaml, none of the te
 });
 
 Deno.test("build: deno task install makes a command that works from any folder", async () => {
-  const root = Deno.makeTempDirSync({ prefix: "install-" });
+  const root = scratchDir("install-");
   await task("install", { DENO_INSTALL_ROOT: root });
-  const elsewhere = Deno.makeTempDirSync({ prefix: "elsewhere-" });
+  const elsewhere = scratchDir("elsewhere-");
   const run = (cwd: string) =>
     within(
       30_000,
@@ -63,7 +64,7 @@ Deno.test("build: deno task install makes a command that works from any folder",
           DENO_BIN: Deno.execPath(),
           NO_COLOR: "1",
           HOME: Deno.env.get("HOME") ?? "/tmp",
-          TMPDIR: Deno.env.get("TMPDIR") ?? "/tmp",
+          TMPDIR: SCRATCH,
         },
         stdin: "null",
       }).output(),

@@ -25,6 +25,7 @@ import {
 } from "./_run.ts";
 import { clientCommand, hasScript, inTerminal, type Terminal } from "./_pty.ts";
 import { HOSTILE } from "./rogue_mm.ts";
+import { SCRATCH, scratchDir } from "./_scratch.ts";
 
 const MM_SIM = `${ROOT}/test/mm-sim`;
 const ROGUE = `${ROOT}/test/rogue-mm`;
@@ -91,7 +92,7 @@ async function runShell(
   const child = new Deno.Command("setsid", {
     args: ["bash", "-c", line],
     cwd: ROOT,
-    env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1", ...env },
+    env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1", TMPDIR: SCRATCH, ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -600,7 +601,7 @@ Deno.test("an empty agent file, or one with only comments, is a valid agent file
 });
 
 Deno.test("an agent file that is a directory is named as one", async () => {
-  const dir = Deno.makeTempDirSync({ prefix: "host-info-test-" });
+  const dir = scratchDir("host-info-test-");
   const run = await runClient({ noTrace: true, args: ["--agent", dir], readAlso: [dir] });
   assert.equal(run.code, 2, run.stderr);
   assert.deepEqual(run.log, [`error: agent file ${dir} is a directory`]);
@@ -615,9 +616,9 @@ Deno.test("a missing agent file given with --agent is not found, without the pas
 Deno.test("a missing default agent file gets the hint to run from the project folder or pass --agent", async () => {
   // A copy of the client in a folder with no agent file, run from another
   // such folder: neither the current folder nor the client's has agent.yaml.
-  const copy = Deno.makeTempDirSync({ prefix: "host-info-client-" });
+  const copy = scratchDir("host-info-client-");
   Deno.copyFileSync(`${ROOT}/client.ts`, `${copy}/client.ts`);
-  const cwd = Deno.makeTempDirSync({ prefix: "host-info-cwd-" });
+  const cwd = scratchDir("host-info-cwd-");
   const output = await within(
     20_000,
     "the copied client to exit",

@@ -20,6 +20,7 @@ import {
 } from "./_run.ts";
 import { checkSentFrames } from "./_schema.ts";
 import { clientCommand, hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import { scratchDir, scratchFile } from "./_scratch.ts";
 
 const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
@@ -115,7 +116,7 @@ async function runTraced(run: ClientRun): Promise<ClientResult> {
 
 /** A fresh folder for the stand-in's sessions, so runs of a test share only theirs. */
 function stateDir(): Record<string, string> {
-  return { MM_SIM_STATE_DIR: Deno.makeTempDirSync({ prefix: "mm-sim-state-" }) };
+  return { MM_SIM_STATE_DIR: scratchDir("mm-sim-state-") };
 }
 
 /** The question of the earlier session a loading mm replays. */
@@ -290,7 +291,7 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     // stdout goes to a file: what the terminal shows is stderr alone.
-    const stdoutFile = Deno.makeTempFileSync({ prefix: "conversation-" });
+    const stdoutFile = scratchFile("conversation-");
     await atTerminal(["-i", "How much memory?"], {}, async (terminal) => {
       await terminal.see(/> /);
       await terminal.type("How long is it up?\r");
@@ -552,7 +553,7 @@ Deno.test({
   async fn() {
     const earlier = await loadableSession();
     // stdout goes to a file: what the terminal shows is stderr alone.
-    const stdoutFile = Deno.makeTempFileSync({ prefix: "conversation-" });
+    const stdoutFile = scratchFile("conversation-");
     await atTerminal(
       ["--resume", earlier.session, "How much memory?"],
       earlier.env,
@@ -699,7 +700,7 @@ Deno.test({
     "-q on a terminal: the spinner is on stderr and erased, stdout in a file is the answer alone",
   ignore: !hasScript,
   async fn() {
-    const stdoutFile = Deno.makeTempFileSync({ prefix: "answer-" });
+    const stdoutFile = scratchFile("answer-");
     await atTerminal(["-q", "How much memory?"], { MM_SIM_THINK_MS: "1500" }, async (terminal) => {
       const { code, screen } = await terminal.end(30_000);
       assert.equal(code, 0, JSON.stringify(screen));

@@ -15,6 +15,7 @@ import {
   startClient,
   tempFile,
 } from "./_run.ts";
+import { scratchDir } from "./_scratch.ts";
 
 const OS_TEXT = hostInfo("os").content[0].text;
 const MEMORY_LINE = /^│ \d+\.\d GiB free of \d+\.\d GiB$/;
@@ -228,7 +229,7 @@ Deno.test("an agent file outside what the run may read is named in the error", a
 });
 
 Deno.test("the agent file is found next to client.ts when the current folder has none", async () => {
-  const elsewhere = Deno.makeTempDirSync();
+  const elsewhere = scratchDir();
   const run = await runClient({ cwd: elsewhere, permissions: ["--allow-all"] });
   assert.equal(run.code, 0, run.stderr);
   assert.ok(run.stderr.includes(`"cwd":"${elsewhere}"`), "session/new carries the client's cwd");

@@ -12,6 +12,7 @@ import schema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type:
 import type * as acp from "@agentclientprotocol/sdk";
 import { agentYaml, deadline, type Frame, HOST_INFO, type Peer, withPeer } from "./_wire.ts";
 import { cutToMaxOutput } from "./mm_sim.ts";
+import { scratchDir } from "./_scratch.ts";
 
 const QUESTION = "What operating system does my machine run, and how much memory does it have?";
 
@@ -673,7 +674,7 @@ Deno.test("MM_SIM_STOP_REASON ends a turn with another stop reason", async () =>
 async function earlierSession(
   question = QUESTION,
 ): Promise<{ sessionId: string; stateDir: string; texts: string[]; answer: string }> {
-  const stateDir = Deno.makeTempDirSync({ prefix: "mm-sim-state-" });
+  const stateDir = scratchDir("mm-sim-state-");
   let out = { sessionId: "", stateDir, texts: [] as string[], answer: "" };
   await withPeer({ stateDir }, async (peer) => {
     await peer.initialize();
@@ -843,7 +844,7 @@ async function listed(peer: Peer, params: Record<string, unknown>): Promise<acp.
 }
 
 Deno.test("session/list lists the sessions of earlier runs, most recent first, with title and updatedAt", async () => {
-  const stateDir = Deno.makeTempDirSync({ prefix: "mm-sim-state-" });
+  const stateDir = scratchDir("mm-sim-state-");
   const ids: Record<string, string> = {};
   const started = new Date();
   await withPeer({ stateDir }, async (peer) => {
@@ -877,7 +878,7 @@ Deno.test("session/list lists the sessions of earlier runs, most recent first, w
 });
 
 Deno.test("session/list with a cwd lists only the sessions of that folder", async () => {
-  const stateDir = Deno.makeTempDirSync({ prefix: "mm-sim-state-" });
+  const stateDir = scratchDir("mm-sim-state-");
   await withPeer({ stateDir }, async (peer) => {
     await peer.initialize();
     const first = await peer.newSession("/home/me/a");
@@ -895,7 +896,7 @@ Deno.test("session/list with a cwd lists only the sessions of that folder", asyn
 });
 
 Deno.test("session/list of a state folder that does not exist yet is an empty list", async () => {
-  const stateDir = `${Deno.makeTempDirSync({ prefix: "mm-sim-state-" })}/not-yet`;
+  const stateDir = `${scratchDir("mm-sim-state-")}/not-yet`;
   await withPeer({ stateDir }, async (peer) => {
     await peer.initialize();
     assert.deepEqual(await listed(peer, {}), []);
