@@ -59,6 +59,7 @@ const requestParams: Record<string, string> = {
   "session/prompt": "PromptRequest",
   "session/load": "LoadSessionRequest",
   "session/resume": "ResumeSessionRequest",
+  "session/list": "ListSessionsRequest",
 };
 const notificationParams: Record<string, string> = {
   "session/cancel": "CancelNotification",

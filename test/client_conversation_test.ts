@@ -724,3 +724,56 @@ Deno.test("not on a terminal there is no spinner: no waiting line, no \\r, no es
     assert.ok(!text.includes("\x1b"), `${name}: ${JSON.stringify(text)}`);
   }
 });
+
+// ─── Finding a session again: --sessions, --continue ─────────────────────────
+
+Deno.test("--sessions lists mm's sessions, most recent first: id, last update, title", async () => {
+  const state = stateDir();
+  const first = await runClient({ env: state, args: ["How much RAM?"] });
+  const second = await runClient({ env: state, args: ["Which CPU?"] });
+  const run = await runClient({ env: state, args: ["--sessions"] });
+  assert.equal(run.code, 0, run.stderr);
+  const [newest, older] = run.out.map((line) => line.split("  "));
+  assert.equal(run.out.length, 2, run.stdout);
+  assert.deepEqual([newest[0], newest[2]], [discovery(second.log).session, "Which CPU?"]);
+  assert.deepEqual([older[0], older[2]], [discovery(first.log).session, "How much RAM?"]);
+  assert.ok(Date.parse(newest[1]) >= Date.parse(older[1]), run.stdout);
+  assert.equal(countSent(run.stderr, "session/prompt"), 0, "listing opens no session");
+  const json = await runClient({ env: state, args: ["--sessions", "--json"] });
+  const { sessions } = JSON.parse(json.stdout);
+  assert.deepEqual(sessions.map((s: { sessionId: string }) => s.sessionId), [newest[0], older[0]]);
+});
+
+Deno.test("--continue resumes the most recent session of this folder, not of another", async () => {
+  const state = stateDir();
+  const here = await runClient({ env: state, args: ["How much RAM?"] });
+  await runClient({ env: state, args: ["Which CPU?"], cwd: scratchDir("elsewhere-") });
+  const run = await runClient({ env: state, args: ["--continue", "And since when is it up?"] });
+  assert.equal(run.code, 0, run.stderr);
+  const { session, how } = discovery(run.log);
+  assert.deepEqual([session, how], [discovery(here.log).session, "resumed"]);
+  assert.match(run.out.at(-2) ?? "", UPTIME_ANSWER);
+});
+
+Deno.test("--continue in a folder mm has no session for is one error line, exit 1", async () => {
+  const run = await runClient({ env: stateDir(), args: ["--continue"] });
+  assert.equal(run.code, 1, run.stderr);
+  assert.deepEqual(run.log.filter((l) => l.startsWith("error:")), [
+    `error: mm has no session in ${ROOT} to continue`,
+  ]);
+});
+
+Deno.test("--sessions and --continue with an mm that cannot list sessions: one error line, exit 1", async () => {
+  for (const args of [["--sessions"], ["--continue"]]) {
+    const run = await runClient({ env: { ...stateDir(), MM_SIM_SESSIONS: "load" }, args });
+    assert.equal(run.code, 1, run.stderr);
+    assert.deepEqual(run.log.filter((l) => !l.startsWith("[acp]")), [
+      "error: mm cannot list its sessions (it does not advertise session/list)",
+    ]);
+    assert.equal(
+      countSent(run.stderr, "session/list"),
+      0,
+      "never asked for what mm does not offer",
+    );
+  }
+});
