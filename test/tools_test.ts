@@ -5,7 +5,14 @@
  */
 
 import assert from "node:assert/strict";
-import { clientWithTools, rogue, runClient } from "./_run.ts";
+import {
+  agentFileWith,
+  type ClientResult,
+  clientWithTools,
+  rogue,
+  ROOT,
+  runClient,
+} from "./_run.ts";
 import { TOOL_DESCRIPTIONS, TOOLS } from "../client.ts";
 
 /** Three tools a copier might write: one that takes its time, one that throws, one that rejects. */
@@ -117,4 +124,58 @@ Deno.test("tools: the permission policy follows TOOLS: a lent tool is allowed, i
   const refused = answers(original.stderr);
   assert.equal(refused.find((a) => a.id === 6)?.result?.outcome?.optionId, "no");
   assert.deepEqual(refused.find((a) => a.id === 1)?.error?.code, -32601, "not lent: not found");
+});
+
+/** The second tool of the README's "Things to try", as the README shows it. */
+function readmeSecondTool(): string {
+  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+  const item = readme.slice(readme.indexOf("**Add a second tool**"));
+  const block = item.match(/\n {2}```ts\n([\s\S]*?)\n {2}```\n/)?.[1];
+  if (!block) throw new Error("the README's second tool has no ts block");
+  return `${block.split("\n").map((line) => line.replace(/^ {2}/, "")).join("\n")}\n`;
+}
+
+/** Runs a copy of client.ts with the README's second tool, asking about the clock. */
+function copierRun(args: string[] = [], agent?: string) {
+  return runClient({
+    client: clientWithTools(readmeSecondTool()),
+    args: [...(agent ? ["--agent", agent] : []), ...args, "What does the clock say?"],
+    readAlso: agent ? [agent] : undefined,
+  });
+}
+
+function assertClockShown(run: ClientResult): void {
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(run.out.includes("🛠️ client: clock"), run.stdout);
+  const shown = run.out.find((line) => line.startsWith("│ "));
+  assert.match(shown ?? "", /^│ \w{3} \w{3} \d\d \d{4} \d\d:\d\d:\d\d GMT/, run.stdout);
+  assert.ok(
+    run.log.some((line) => /^\[client\] clock \{\} \(session \d{8}-/.test(line)),
+    run.stderr,
+  );
+  assert.equal(run.out.at(-1), "[end_turn]");
+}
+
+Deno.test("tools: the README's second tool, added as it says, is listed and called (meta discovery)", async () => {
+  const run = await copierRun();
+  assert.ok(
+    run.log.includes("[acp] client tools (meta): client_clock, client_host_info"),
+    run.stderr,
+  );
+  assertClockShown(run);
+});
+
+Deno.test("tools: the README's second tool is given in the list request too (request discovery)", async () => {
+  const run = await copierRun(["--request"]);
+  assert.match(
+    run.stderr,
+    /\[acp\] session \S+ client tools \(request\): client_clock, client_host_info/,
+  );
+  assertClockShown(run);
+});
+
+Deno.test("tools: with yolo false the README's second tool is allowed, the policy following TOOLS", async () => {
+  const run = await copierRun([], agentFileWith({ "yolo: true": "yolo: false" }));
+  assert.ok(run.log.includes('[client] permission for "client: clock": allowed'), run.stderr);
+  assertClockShown(run);
 });
