@@ -897,9 +897,9 @@ class Output {
 
   /** With `--json`, one line on stdout; C1 controls escaped too, so a terminal shows it as is. */
   record(value: unknown): void {
+    if (!this.json) return;
     const escape = (c: string) => `\\u00${c.charCodeAt(0).toString(16)}`;
-    const line = JSON.stringify(value ?? null).replace(/[\x7f-\x9f]/g, escape);
-    if (this.json) this.put(this.stdout, `${line}\n`);
+    this.put(this.stdout, `${JSON.stringify(value ?? null).replace(/[\x7f-\x9f]/g, escape)}\n`);
   }
 
   /** Writes text or bytes as they are, after erasing the progress line and ending the other's. */
