@@ -225,14 +225,12 @@ const CPU_MODEL = once(() => cpus()[0]?.model.trim() || "unknown CPU");
  * ```
  */
 export function hostInfo(topic: unknown): ToolResult {
-  const [choices, fail] = [
-    `use one of: ${Object.keys(TOPICS).join(", ")}`,
-    (text: string) => toolText(text, true),
-  ];
+  const fail = (text: string) => toolText(text, true);
+  const choices = `use one of: ${Object.keys(TOPICS).join(", ")}`;
   if (typeof topic !== "string") return fail(`missing parameter "topic"; ${choices}`);
-  if (!Object.hasOwn(TOPICS, topic)) {
-    return fail(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
-  }
+  const unknown = !Object.hasOwn(TOPICS, topic);
+  if (unknown) return fail(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
+
   const { needs, allowed, read } = TOPICS[topic as keyof typeof TOPICS];
   if (!allowed()) return fail(`host_info needs --allow-sys=${needs.join(",")} to report ${topic}`);
   try {
@@ -294,13 +292,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     for (const warning of agentFileWarnings(agent, config, !!options.request)) {
       out.note(`[client] ${warning}`);
     }
-    if (options.question === "-") {
-      if (Deno.stdin.isTerminal()) {
-        out.note("[client] reading the question from stdin; end it with Ctrl-D");
-      }
-      options.question = (await Array.fromAsync(stdinLines())).join("\n").trim() ||
-        DEFAULT_QUESTION;
-    }
+    if (options.question === "-") options.question = await questionFromStdin(out);
     run = new Run(options, out, path);
     code = await converse(run);
     graceful = true;
@@ -596,6 +588,14 @@ async function* stdinLines(): AsyncGenerator<string> {
   }
   const last = reader.flush();
   if (last !== undefined) yield last;
+}
+
+/** `-`: the question is all of stdin (at a terminal, after a hint); empty: the default one. */
+async function questionFromStdin(out: Output): Promise<string> {
+  if (Deno.stdin.isTerminal()) {
+    out.note("[client] reading the question from stdin; end it with Ctrl-D");
+  }
+  return (await Array.fromAsync(stdinLines())).join("\n").trim() || DEFAULT_QUESTION;
 }
 
 /** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
@@ -1077,14 +1077,8 @@ export type Frame =
  * Classifies one line: a request, a notification, a response, a blank line to skip, or a bad frame
  * with its error reply: `-32700` for a line that is not JSON; `-32600` for a batch, a non-object,
  * or an object of none of the kinds.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(parseFrame('{"jsonrpc":"2.0","id":7,"method":"m"}').kind, "request");
- * assert.equal(parseFrame("[1,2]").kind, "bad");
- * ```
  */
+
 export function parseFrame(line: string): Frame {
   if (line.trim() === "") return { kind: "blank" };
   const bad = (id: RpcId, code: number, message: string): Frame => ({
