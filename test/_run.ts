@@ -39,6 +39,11 @@ export const RESULT_LINE = {
 };
 /** How the stand-in's answer begins. */
 export const ANSWER_PREFIX = "Here is what host_info reports about your machine — ";
+/** The stand-in's whole answer to a question about one topic. */
+export const ANSWER_LINE = {
+  memory: new RegExp(`^${ANSWER_PREFIX}memory: \\d+\\.\\d GiB free of \\d+\\.\\d GiB\\.$`),
+  uptime: new RegExp(`^${ANSWER_PREFIX}uptime: up .+\\.$`),
+};
 
 /** Waits `ms`. */
 export const sleep = (ms: number): Promise<void> =>
@@ -299,6 +304,33 @@ export function discovery(log: string[]): {
 /** The session id in the client's `discovery:` line. */
 export function sessionOf(log: string[]): string {
   return discovery(log).session;
+}
+
+/** Splits a conversation's lines into turns, each from its `❓` line on. */
+export function turnsOf(out: string[]): string[][] {
+  const turns: string[][] = [];
+  for (const line of out) {
+    if (line.startsWith("❓ ")) turns.push([]);
+    if (turns.length === 0) throw new Error(`output before the first ❓:\n${out.join("\n")}`);
+    turns.at(-1)!.push(line);
+  }
+  return turns;
+}
+
+/**
+ * Asserts that a turn of the stand-in is shown as a one-shot run shows its turn: the question, a
+ * `host_info` call, a `result` line, the answer about `label` and `[end_turn]`.
+ */
+export function assertTurn(turn: string[], question: string, result: RegExp, label: string): void {
+  const text = turn.join("\n");
+  const fail = (what: string) => {
+    throw new Error(`${what} in:\n${text}`);
+  };
+  if (turn[0] !== `❓ ${question}`) fail(`the question is not ${question}`);
+  if (!turn.includes("🛠️ client: host_info")) fail("no host_info call");
+  if (!turn.some((l) => result.test(l))) fail(`no ${result}`);
+  if (!turn.at(-2)?.startsWith(`${ANSWER_PREFIX}${label}: `)) fail(`no answer about ${label}`);
+  if (turn.at(-1) !== "[end_turn]") fail("no [end_turn]");
 }
 
 /** One frame of a `--trace` transcript: its line's index, whether the client sent it, the frame. */
