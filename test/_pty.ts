@@ -11,8 +11,6 @@
 import { ROOT, within } from "./_run.ts";
 import { SCRATCH } from "./_scratch.ts";
 
-export { clientCommand, shellWords } from "./_run.ts";
-
 /** Whether `script` (util-linux) is on this machine. */
 export const hasScript: boolean =
   new Deno.Command("sh", { args: ["-c", "command -v script"] }).outputSync().success;

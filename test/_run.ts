@@ -301,11 +301,6 @@ export function discovery(log: string[]): {
   return { line, mode: parts[1], session: parts[2], how: parts[3] };
 }
 
-/** The session id in the client's `discovery:` line. */
-export function sessionOf(log: string[]): string {
-  return discovery(log).session;
-}
-
 /** Splits a conversation's lines into turns, each from its `❓` line on. */
 export function turnsOf(out: string[]): string[][] {
   const turns: string[][] = [];
@@ -439,7 +434,7 @@ export async function peakMemoryKiB(pid: number): Promise<number> {
 // ─── Shells ──────────────────────────────────────────────────────────────────
 
 /** Quotes words for a shell line. */
-export function shellWords(words: string[]): string {
+function shellWords(words: string[]): string {
   return words.map((word) => `'${word.replaceAll("'", `'\\''`)}'`).join(" ");
 }
 
