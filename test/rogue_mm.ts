@@ -1,5 +1,5 @@
 /**
- * A peer that plays mm badly on purpose, for the hardening tests: raw
+ * A peer that plays mm badly on purpose, for the tests of peers, rendering, cancellation and ending: raw
  * newline-delimited JSON, no SDK, one scenario per run (`ROGUE_SCENARIO`).
  * Unlike `mm_sim.ts` it is not faithful to mm; it is what a broken or hostile
  * agent could send. It reports what it saw as `[rogue] …` lines on stderr.
@@ -421,7 +421,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     setInterval(() => {}, 1000); // and mm itself ignores the end of its stdin
   },
 
-  // ─── Real conditions ───────────────────────────────────────────────────────
+  // ─── Noise, floods and odd text ────────────────────────────────────────────
   async "garbage"() {
     const prompt = await handshake();
     const lines = Number(Deno.env.get("ROGUE_GARBAGE_LINES") ?? 25);
