@@ -145,7 +145,7 @@ const ESC = String.fromCharCode(0x1b);
 const COLOUR = new RegExp(`${ESC}\\[[0-9;]*m`, "g");
 
 /** The screen without its colours. */
-export function withoutColours(screen: string): string {
+function withoutColours(screen: string): string {
   return screen.replace(COLOUR, "");
 }
 

@@ -24,8 +24,6 @@ export const START_PERMISSIONS: string[] = (() => {
 export const MM_SIM = `${ROOT}/test/mm-sim`;
 /** The misbehaving peer's launcher. */
 export const ROGUE = `${ROOT}/test/rogue-mm`;
-/** The usage line that follows a usage error. */
-export const USAGE = /^usage: client\.ts \[options\]/;
 /** `PATH` with deno and the system's tools, and no `mm`. */
 export const PATH_WITHOUT_MM = `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`;
 
