@@ -8,7 +8,7 @@
  * @module
  */
 
-import { ROOT, START_PERMISSIONS, within } from "./_run.ts";
+import { ROOT, within } from "./_run.ts";
 import { SCRATCH } from "./_scratch.ts";
 
 /** Whether `script` (util-linux) is on this machine. */
@@ -29,33 +29,22 @@ export interface TerminalOptions {
 export interface Terminal {
   /** Everything the terminal showed so far, both streams, raw. */
   screen(): string;
-  /** Resolves once the screen matches; fails the test after `ms` (default 20 s). */
+  /**
+   * Resolves once the screen, colours left out, matches; fails the test (and kills the command)
+   * after `ms` (default 20 s), or at once if the command exits first.
+   */
   waitFor(wanted: string | RegExp, ms?: number): Promise<void>;
   /** Types text at the terminal (`"\x03"` is Ctrl-C, `"\x04"` Ctrl-D). */
   type(text: string): Promise<void>;
-  /** Waits for the command to exit; past the deadline kills it and fails. */
-  done(): Promise<{ code: number; screen: string; ms: number }>;
+  /** Whether the command is still running. */
+  running(): boolean;
+  /**
+   * Waits for the command to exit, within `ms` if given, else the run's deadline; past it kills
+   * the command and fails.
+   */
+  done(ms?: number): Promise<{ code: number; screen: string; ms: number }>;
   /** Kills the terminal's command at once (a test that has already failed). */
   kill(): void;
-}
-
-/** Quotes words for `sh -c`. */
-export function shellWords(words: string[]): string {
-  return words.map((word) => `'${word.replaceAll("'", `'\\''`)}'`).join(" ");
-}
-
-/** The command line that runs the client as the `start` task does, with `args`. */
-export function clientCommand(args: string[], permissions = START_PERMISSIONS): string {
-  return shellWords([
-    Deno.execPath(),
-    "run",
-    "--quiet",
-    "--config",
-    `${ROOT}/deno.json`,
-    ...permissions,
-    `${ROOT}/client.ts`,
-    ...args,
-  ]);
 }
 
 /** Starts `commandLine` (a `sh -c` line) in a pseudo-terminal. */
@@ -82,9 +71,12 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
   }).spawn();
   const keyboard = child.stdin.getWriter();
   let screen = "";
-  const waiters: { wanted: string | RegExp; resolve: () => void }[] = [];
-  const matches = (wanted: string | RegExp) =>
-    typeof wanted === "string" ? screen.includes(wanted) : wanted.test(screen);
+  let exited = false;
+  const waiters: { wanted: string | RegExp; resolve: () => void; reject: () => void }[] = [];
+  const matches = (wanted: string | RegExp) => {
+    const shown = withoutColours(screen);
+    return typeof wanted === "string" ? shown.includes(wanted) : wanted.test(shown);
+  };
   const reading = (async () => {
     const decoder = new TextDecoder();
     for await (const chunk of child.stdout) {
@@ -95,10 +87,17 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
       }
     }
   })();
+  // Once the command is gone and its output read, nothing more will come.
+  Promise.all([child.status, reading]).finally(() => {
+    exited = true;
+    for (const waiter of waiters.splice(0)) waiter.reject();
+  }).catch(() => {});
   child.stderr.cancel();
   const deadlineMs = options.deadlineMs ?? 60_000;
   const fail = (error: unknown): never => {
-    child.kill("SIGKILL");
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
     throw new Error(`${(error as Error).message}\n--- terminal ---\n${JSON.stringify(screen)}`);
   };
 
@@ -106,23 +105,31 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
     screen: () => screen,
     waitFor(wanted, ms = 20_000) {
       if (matches(wanted)) return Promise.resolve();
+      if (exited) return Promise.reject(new Error(`exited before ${wanted}`)).catch(fail);
       return within(
         ms,
         `waiting for ${wanted} on the terminal`,
-        new Promise<void>((resolve) => waiters.push({ wanted, resolve })),
+        new Promise<void>((resolve, reject) =>
+          waiters.push({
+            wanted,
+            resolve,
+            reject: () => reject(new Error(`the command exited before ${wanted}`)),
+          })
+        ),
       ).catch(fail);
     },
     async type(text) {
       await keyboard.write(new TextEncoder().encode(text)).catch(() => {});
     },
+    running: () => !exited,
     kill() {
       try {
         child.kill("SIGKILL");
       } catch { /* already gone */ }
     },
-    async done() {
+    async done(ms?: number) {
       const status = await within(
-        deadlineMs - (performance.now() - started),
+        ms ?? deadlineMs - (performance.now() - started),
         "the command in the terminal to exit",
         child.status,
       ).catch(fail);
@@ -134,6 +141,36 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
 }
 
 const ESC = String.fromCharCode(0x1b);
+/** A colour (SGR) sequence. */
+const COLOUR = new RegExp(`${ESC}\\[[0-9;]*m`, "g");
+
+/** The screen without its colours. */
+function withoutColours(screen: string): string {
+  return screen.replace(COLOUR, "");
+}
+
+/** What a Deno permission prompt shows. */
+const PROMPT = /Allow\?|Deno requests|\[y\/n/;
+
+/**
+ * Waits for `end` on the terminal, then for the command to exit; a Deno permission prompt fails
+ * the test at once (the command is killed) instead of blocking it.
+ */
+export async function doneWithoutPrompt(
+  terminal: Terminal,
+  end: string | RegExp,
+): Promise<{ code: number; screen: string }> {
+  const endSource = typeof end === "string"
+    ? end.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+    : end.source;
+  await terminal.waitFor(new RegExp(`${PROMPT.source}|${endSource}`), 20_000);
+  if (PROMPT.test(terminal.screen())) {
+    terminal.kill();
+    await terminal.done().catch(() => {});
+    throw new Error(`Deno asked for a permission:\n${JSON.stringify(terminal.screen())}`);
+  }
+  return await terminal.done();
+}
 /** One thing a terminal obeys or shows: an erase in line, another sequence, a character. */
 const TERMINAL_TOKEN = new RegExp(`${ESC}\\[([012]?)K|${ESC}\\[[0-9;?]*[A-Za-z]|[^]`, "gu");
 

@@ -1,7 +1,9 @@
 /**
  * Runs the real client as a process, the way a user does, and collects what
- * it printed. Every run uses the `start` task's exact permissions, and every
- * frame the client writes is checked against the ACP schema.
+ * it printed. Every run uses the `start` task's exact permissions, every
+ * frame the client writes is checked against the ACP schema, and no mm it
+ * started may outlive it. Also here: the peers (the stand-in, the misbehaving
+ * peer, small shell-script mms), temporary files, shell lines and pid checks.
  *
  * @module
  */
@@ -17,6 +19,33 @@ export const START_PERMISSIONS: string[] = (() => {
   const config = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
   return String(config.tasks.start).split(/\s+/).filter((word) => word.startsWith("--allow-"));
 })();
+
+/** The stand-in's launcher. */
+export const MM_SIM = `${ROOT}/test/mm-sim`;
+/** The misbehaving peer's launcher. */
+export const ROGUE = `${ROOT}/test/rogue-mm`;
+/** `PATH` with deno and the system's tools, and no `mm`. */
+export const PATH_WITHOUT_MM = `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`;
+
+/** What the stand-in's runs show of each topic's `host_info` result. */
+export const RESULT_LINE = {
+  os: /^│ .+ \(.+\/.+\), host name .+$/,
+  cpu: /^│ \d+ × .+ \(.+\), load average \d+\.\d\d \d+\.\d\d \d+\.\d\d$/,
+  memory: /^│ \d+\.\d GiB free of \d+\.\d GiB$/,
+  uptime:
+    /^│ up (\d+ days?, )?(\d+ hours?, )?\d+ minutes? \(since \d{4}-\d\d-\d\d \d\d:\d\d UTC\)$/,
+};
+/** How the stand-in's answer begins. */
+export const ANSWER_PREFIX = "Here is what host_info reports about your machine — ";
+/** The stand-in's whole answer to a question about one topic. */
+export const ANSWER_LINE = {
+  memory: new RegExp(`^${ANSWER_PREFIX}memory: \\d+\\.\\d GiB free of \\d+\\.\\d GiB\\.$`),
+  uptime: new RegExp(`^${ANSWER_PREFIX}uptime: up .+\\.$`),
+};
+
+/** Waits `ms`. */
+export const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How a test starts the client. */
 export interface ClientRun {
@@ -44,6 +73,11 @@ export interface ClientRun {
   deadlineMs?: number;
   /** Another client file to run (a copy of client.ts, see {@linkcode clientWithTools}). */
   client?: string;
+  /**
+   * Where the peer writes its process ids (default: a fresh file, given to the stand-in as
+   * `MM_SIM_PID_FILE`). Once the client has exited, none of them may be alive.
+   */
+  pidFile?: string;
 }
 
 /** What a finished run printed. */
@@ -60,6 +94,8 @@ export interface ClientResult {
   log: string[];
   /** How long the client took, in ms. */
   ms: number;
+  /** The peer's pid file (see {@linkcode ClientRun.pidFile}). */
+  pidFile: string;
 }
 
 /** A client that is running. */
@@ -101,6 +137,7 @@ export function startClient(run: ClientRun = {}): RunningClient {
     ...(run.noTrace ? [] : ["--trace"]),
     ...(run.args ?? []),
   ];
+  const pidFile = run.pidFile ?? tempFile("pid", "");
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -116,7 +153,13 @@ export function startClient(run: ClientRun = {}): RunningClient {
       ...args,
     ],
     cwd: run.cwd ?? ROOT,
-    env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1", TMPDIR: SCRATCH, ...run.env },
+    env: {
+      DENO_BIN: Deno.execPath(),
+      NO_COLOR: "1",
+      TMPDIR: SCRATCH,
+      MM_SIM_PID_FILE: pidFile,
+      ...run.env,
+    },
     stdin: run.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
@@ -183,6 +226,8 @@ export function startClient(run: ClientRun = {}): RunningClient {
       // mm may hold the pipes open if it outlived the client: that is a failure too.
       await within(5000, "the client's stdout and stderr to close", reading);
       const ms = performance.now() - started;
+      // Whatever the run was about, no peer outlives the client (when one was started).
+      if (Deno.readTextFileSync(pidFile).trim() !== "") assertNoPeerLeft(pidFile);
       if (!run.noTrace) {
         const violations = checkSentFrames(text.stderr);
         if (violations.length > 0) {
@@ -202,6 +247,7 @@ export function startClient(run: ClientRun = {}): RunningClient {
           line !== "" && !line.startsWith("→ ") && !line.startsWith("← ")
         ),
         ms,
+        pidFile,
       };
     },
   };
@@ -240,12 +286,71 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** The session id in the client's `discovery:` line. */
-export function sessionOf(log: string[]): string {
+/** The client's `discovery:` line, taken apart: the mode, the session, and how it was opened. */
+export function discovery(log: string[]): {
+  line: string;
+  mode: string;
+  session: string;
+  how?: string;
+} {
   const line = log.find((l) => l.startsWith("[client] discovery: "));
-  const id = line?.match(/session (\S+)$/)?.[1];
-  if (!id) throw new Error(`no discovery line in:\n${log.join("\n")}`);
-  return id;
+  const parts = line?.match(/^\[client\] discovery: (\S+), session (\S+)(?: \((\w+)\))?$/);
+  if (!line || !parts) throw new Error(`no discovery line in:\n${log.join("\n")}`);
+  return { line, mode: parts[1], session: parts[2], how: parts[3] };
+}
+
+/** Splits a conversation's lines into turns, each from its `❓` line on. */
+export function turnsOf(out: string[]): string[][] {
+  const turns: string[][] = [];
+  for (const line of out) {
+    if (line.startsWith("❓ ")) turns.push([]);
+    if (turns.length === 0) throw new Error(`output before the first ❓:\n${out.join("\n")}`);
+    turns.at(-1)!.push(line);
+  }
+  return turns;
+}
+
+/**
+ * Asserts that a turn of the stand-in is shown as a one-shot run shows its turn: the question, a
+ * `host_info` call, a `result` line, the answer about `label` and `[end_turn]`.
+ */
+export function assertTurn(turn: string[], question: string, result: RegExp, label: string): void {
+  const text = turn.join("\n");
+  const fail = (what: string) => {
+    throw new Error(`${what} in:\n${text}`);
+  };
+  if (turn[0] !== `❓ ${question}`) fail(`the question is not ${question}`);
+  if (!turn.includes("🛠️ client: host_info")) fail("no host_info call");
+  if (!turn.some((l) => result.test(l))) fail(`no ${result}`);
+  if (!turn.at(-2)?.startsWith(`${ANSWER_PREFIX}${label}: `)) fail(`no answer about ${label}`);
+  if (turn.at(-1) !== "[end_turn]") fail("no [end_turn]");
+}
+
+/** One frame of a `--trace` transcript: its line's index, whether the client sent it, the frame. */
+export interface Traced {
+  /** The index of its line in stderr. */
+  at: number;
+  /** `→`: the client sent it; `←`: it received it. */
+  sent: boolean;
+  /** The frame (a frame that is not JSON is left out). */
+  frame: { id?: unknown; method?: string; params?: Record<string, unknown>; result?: unknown };
+}
+
+/** The frames of a `--trace` transcript, in order. */
+export function traced(stderr: string): Traced[] {
+  return stderr.split("\n").flatMap((line, at) => {
+    if (!line.startsWith("→ ") && !line.startsWith("← ")) return [];
+    try {
+      return [{ at, sent: line[0] === "→", frame: JSON.parse(line.slice(2)) }];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The frames the client sent with `method`, in order. */
+export function sentWith(stderr: string, method: string): Traced["frame"][] {
+  return traced(stderr).filter((t) => t.sent && t.frame.method === method).map((t) => t.frame);
 }
 
 /** Asserts that `lines` contains `wanted` in this order (others may sit between). */
@@ -262,12 +367,128 @@ export function assertInOrder(lines: string[], wanted: (string | RegExp)[]): voi
 
 /** A run against the misbehaving peer (`test/rogue-mm`) playing `scenario`. */
 export function rogue(scenario: string, run: ClientRun = {}): ClientRun {
+  const pidFile = run.pidFile ?? tempFile("pid", "");
   return {
+    deadlineMs: 20_000,
     ...run,
     noMm: true,
-    args: ["--mm", `${ROOT}/test/rogue-mm`, ...(run.args ?? [])],
-    env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: tempFile("pid", ""), ...run.env },
+    pidFile,
+    args: ["--mm", ROGUE, ...(run.args ?? [])],
+    env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: pidFile, ...run.env },
   };
+}
+
+/**
+ * Runs the client against the misbehaving peer playing `scenario`, and checks that the peer wrote
+ * its pid and that no peer process outlived the client.
+ */
+export async function runRogue(scenario: string, run: ClientRun = {}): Promise<ClientResult> {
+  const result = await runClient(rogue(scenario, run));
+  assertNoPeerLeft(result.pidFile);
+  return result;
+}
+
+/** The `[rogue] …` lines: what the misbehaving peer saw of the client's answers. */
+export function seen(log: string[]): string[] {
+  return log.filter((l) => l.startsWith("[rogue] ")).map((l) => l.slice("[rogue] ".length));
+}
+
+/** An mm (a shell script) that never says a word and ignores its stdin; its pid goes to `pidFile`. */
+export function silentMm(): { mm: string; pidFile: string } {
+  const pidFile = tempFile("pid", "");
+  const mm = tempFile("mm", `#!/bin/sh\necho $$ > ${pidFile}\nexec sleep 60\n`, 0o755);
+  return { mm, pidFile };
+}
+
+/** When the process exits, as `performance.now()`. */
+export function exitTime(child: Deno.ChildProcess): Promise<number> {
+  return child.status.then(() => performance.now());
+}
+
+/** The start task's permissions with the flag that starts with `prefix` replaced, or removed (`null`). */
+export function permissionsWith(prefix: string, flag: string | null): string[] {
+  return START_PERMISSIONS.flatMap((f) => f.startsWith(prefix) ? (flag ? [flag] : []) : [f]);
+}
+
+/**
+ * The highest resident memory (`VmRSS`, `VmHWM`) of a process, in KiB, sampled every 50 ms until
+ * it exits.
+ */
+export async function peakMemoryKiB(pid: number): Promise<number> {
+  let peak = 0;
+  while (alive(pid)) {
+    try {
+      const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+      for (const key of ["VmRSS", "VmHWM"]) {
+        const kib = Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, "m"))?.[1] ?? 0);
+        peak = Math.max(peak, kib);
+      }
+    } catch { /* gone */ }
+    await sleep(50);
+  }
+  return peak;
+}
+
+// ─── Shells ──────────────────────────────────────────────────────────────────
+
+/** Quotes words for a shell line. */
+function shellWords(words: string[]): string {
+  return words.map((word) => `'${word.replaceAll("'", `'\\''`)}'`).join(" ");
+}
+
+/** The shell command line that runs the client as the `start` task does, with `args`. */
+export function clientCommand(args: string[], permissions = START_PERMISSIONS): string {
+  return shellWords([
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    "--config",
+    `${ROOT}/deno.json`,
+    ...permissions,
+    `${ROOT}/client.ts`,
+    ...args,
+  ]);
+}
+
+/** What a shell line printed. */
+export interface ShellResult {
+  /** Exit code. */
+  code: number;
+  /** Everything on stdout. */
+  stdout: string;
+  /** Everything on stderr. */
+  stderr: string;
+}
+
+/**
+ * Runs a bash line in its own process group, from the project folder, with a deadline (past it
+ * the whole group is killed and the test fails).
+ */
+export async function runShell(
+  line: string,
+  env: Record<string, string> = {},
+  deadlineMs = 20_000,
+): Promise<ShellResult> {
+  const child = new Deno.Command("setsid", {
+    args: ["bash", "-c", line],
+    cwd: ROOT,
+    env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1", TMPDIR: SCRATCH, ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.output();
+  try {
+    const result = await within(deadlineMs, `the command to end: ${line}`, output);
+    const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    return { code: result.code, stdout: decode(result.stdout), stderr: decode(result.stderr) };
+  } catch (error) {
+    try {
+      Deno.kill(-child.pid, "SIGKILL");
+    } catch { /* already gone */ }
+    await output.catch(() => {});
+    throw error;
+  }
 }
 
 /**

@@ -80,6 +80,12 @@ function acpDefinition(name: string) {
   return validate;
 }
 
+/** Why `value` is not a valid `definition` of the ACP v1 schema, or `undefined` when it is. */
+export function acpErrors(definition: string, value: unknown): string | undefined {
+  const validate = acpDefinition(definition);
+  return validate(value) ? undefined : `${definition}: ${ajv.errorsText(validate.errors)}`;
+}
+
 /** One frame that broke the schema, and why. */
 export interface Violation {
   /** The frame as the client wrote it. */

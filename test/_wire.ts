@@ -9,7 +9,7 @@
  */
 
 import type * as acp from "@agentclientprotocol/sdk";
-import { within } from "./_run.ts";
+import { ROOT, within } from "./_run.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
 
 /** The text of a tool call's content list (text blocks only, joined). */
@@ -18,9 +18,6 @@ export function contentText(content: acp.ToolCallContent[] | null | undefined): 
     c.type === "content" && c.content.type === "text" ? c.content.text : ""
   ).join("");
 }
-
-/** The project folder. */
-export const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
 /** One JSON-RPC message, as read from the wire. */
 export interface Frame {
@@ -267,14 +264,33 @@ export class Peer {
     return (answer.result as acp.NewSessionResponse).sessionId;
   }
 
+  /** Sends a prompt; resolves with mm's answer frame once it comes. */
+  startTurn(sessionId: string, text: string, ms = 5000): Promise<Frame> {
+    return this.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] }, ms);
+  }
+
   /** One prompt turn; returns the stop reason, or throws on an error answer. */
   async prompt(sessionId: string, text: string, ms = 5000): Promise<string> {
-    const answer = await this.request("session/prompt", {
-      sessionId,
-      prompt: [{ type: "text", text }],
-    }, ms);
+    const answer = await this.startTurn(sessionId, text, ms);
     if (answer.error) throw new Error(`session/prompt failed: ${JSON.stringify(answer.error)}`);
     return (answer.result as acp.PromptResponse).stopReason;
+  }
+
+  /**
+   * From now on leaves mm's requests of `method` unanswered; resolves when the first one arrives
+   * (fails after `ms`).
+   */
+  stall(method: string, ms = 5000): Promise<void> {
+    return deadline(
+      new Promise<void>((resolve) => {
+        this.handlers[method] = () => {
+          resolve();
+          return undefined;
+        };
+      }),
+      `mm's ${method} request`,
+      ms,
+    );
   }
 
   /** The text of each final `tool_call_update` (completed or failed), in order. */

@@ -1,10 +1,269 @@
 /**
- * Cancelling a turn: `--turn-timeout` cancels a turn mm has gone silent in, the ACP way, and the
- * run ends with 124; a turn in which mm keeps sending, or waits for the client, is not cut.
+ * Cancelling a turn, and every Ctrl-C — sent as a signal, or typed at a pseudo-terminal, where it
+ * reaches the whole foreground process group: the first Ctrl-C or SIGTERM cancels the turn the ACP
+ * way (`session/cancel`), a second one or the 5 s grace kills an mm that does not end it, before
+ * the session exists or at the `-i` prompt it ends the client; a permission asked after the
+ * cancel is answered cancelled; `--turn-timeout` cancels a turn mm has gone silent in.
  */
 
 import assert from "node:assert/strict";
-import { assertNoPeerLeft, clientWithTools, rogue, startClient } from "./_run.ts";
+import { DEFAULT_QUESTION, hostInfo } from "../client.ts";
+import {
+  assertNoPeerLeft,
+  clientCommand,
+  clientWithTools,
+  exitTime,
+  MM_SIM,
+  ROGUE,
+  rogue,
+  seen,
+  silentMm,
+  sleep,
+  startClient,
+  tempFile,
+} from "./_run.ts";
+import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
+
+const OS_TEXT = hostInfo("os").content[0].text;
+/** The lines a terminal shows, without the `^C` it echoes where the key was typed. */
+const shownWithoutEcho = (screen: string) =>
+  visibleLines(screen).map((line) => line.replace(/^(\^C)+/, ""));
+
+// ─── A signal during a turn ──────────────────────────────────────────────────
+
+for (
+  const { what, signal, code, args, stdin } of [
+    { what: "Ctrl-C during a turn", signal: "SIGINT", code: 130, args: [], stdin: undefined },
+    { what: "SIGTERM during a turn", signal: "SIGTERM", code: 143, args: [], stdin: undefined },
+    {
+      what: "SIGTERM during an -i turn",
+      signal: "SIGTERM",
+      code: 143,
+      args: ["-i", "How much memory?"],
+      stdin: "open",
+    },
+  ] as const
+) {
+  Deno.test(
+    `cancellation: ${what} cancels it the ACP way, shows [cancelled], leaves no mm and exits ${code}${
+      stdin ? ", with no prompt after" : ""
+    }`,
+    async () => {
+      const client = startClient({ args: [...args], stdin, env: { MM_SIM_THINK_MS: "30000" } });
+      await client.waitForStderr("agent_thought_chunk");
+      client.child.kill(signal);
+      const run = await client.done();
+      assert.equal(run.code, code, run.stderr);
+      assert.ok(run.log.includes("[client] cancelling…"), run.stderr);
+      assert.ok(run.stderr.includes('"method":"session/cancel"'), run.stderr);
+      assert.equal(run.out.at(-1), "[cancelled]");
+      assert.ok(run.ms < 10_000, `ended in ${run.ms} ms`);
+      assertNoPeerLeft(run.pidFile);
+      assert.ok(!run.stderr.includes("\n> "), "no prompt after the cancelled turn");
+    },
+  );
+}
+
+Deno.test("cancellation: under a stepwise model Ctrl-C between two calls cancels the turn: the first result shown, the second call never made", async () => {
+  // The stand-in pauses after each call's final update: the Ctrl-C comes in the middle of the
+  // stepwise turn, after the first call's result and before the second call.
+  const client = startClient({ env: { MM_SIM_MODEL: "stepwise", MM_SIM_STEP_MS: "30000" } });
+  await client.waitForStdout(`│ ${OS_TEXT}\n`);
+  const pressed = performance.now();
+  client.child.kill("SIGINT");
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  assert.ok(run.stderr.includes('"method":"session/cancel"'), run.stderr);
+  assert.deepEqual(run.out, [
+    `❓ ${DEFAULT_QUESTION}`,
+    "Let me ask host_info about the operating system. ",
+    "🛠️ client: host_info",
+    `│ ${OS_TEXT}`,
+    "[cancelled]",
+  ]);
+  assert.ok(!run.stderr.includes('"topic":"memory"'), "the second call was never made");
+  const after = performance.now() - pressed;
+  assert.ok(after < 4000, `exited ${after} ms after Ctrl-C: mm answered the cancel at once`);
+});
+
+Deno.test("cancellation: Ctrl-C before the session exists ends the client at once with 130 and no session/cancel", async () => {
+  const { mm, pidFile } = silentMm();
+  const client = startClient({ noMm: true, args: ["--mm", mm], deadlineMs: 15_000 });
+  const exited = exitTime(client.child);
+  await client.waitForStderr('"method":"initialize"', 10_000);
+  const pressed = performance.now();
+  client.child.kill("SIGINT");
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  assert.ok((await exited) - pressed < 1500, `exited ${(await exited) - pressed} ms after Ctrl-C`);
+  assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
+  assertNoPeerLeft(pidFile);
+});
+
+Deno.test("cancellation: the cancel grace is 5 s: mm ignoring session/cancel is killed 5 s after Ctrl-C, not sooner, exit 130", async () => {
+  const client = startClient(rogue("ignore-cancel"));
+  const exited = exitTime(client.child);
+  await client.waitForStderr("waiting", 10_000);
+  const pressed = performance.now(); // before the client can start its grace
+  client.child.kill("SIGINT");
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  const after = (await exited) - pressed;
+  assert.ok(after >= 4995, `mm was given only ${after} ms to answer the cancel`);
+  assert.ok(after <= 7500, `exited ${after} ms after Ctrl-C`);
+  assert.ok(run.log.includes("[client] mm did not answer the cancellation in time; killing it"));
+  assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("cancellation: a second Ctrl-C kills mm that ignores session/cancel at once, exit 130", async () => {
+  const client = startClient(rogue("ignore-cancel"));
+  await client.waitForStderr("waiting");
+  client.child.kill("SIGINT");
+  await client.waitForStderr("[client] cancelling…", 5000);
+  // Copies of one press arrive within 300 ms of it: a second press comes later.
+  await sleep(1000);
+  const second = performance.now();
+  client.child.kill("SIGINT");
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  assert.ok(run.log.includes("[client] second Ctrl-C: killing mm"), run.stderr);
+  assert.ok(performance.now() - second < 3000, "did not wait for the 5 s grace");
+  assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("cancellation: after Ctrl-C a permission request is answered cancelled whatever its title", async () => {
+  const client = startClient(rogue("permission-after-cancel"));
+  await client.waitForStderr("waiting");
+  client.child.kill("SIGINT");
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  assert.deepEqual(seen(run.log), [
+    `got {"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"20261130-120000-0badc0de"}}`,
+    'answer {"jsonrpc":"2.0","id":500,"result":{"outcome":{"outcome":"cancelled"}}}',
+  ]);
+  assert.equal(run.out.at(-1), "[cancelled]");
+  assertNoPeerLeft(run.pidFile);
+});
+
+// ─── Ctrl-C typed at a terminal ──────────────────────────────────────────────
+
+for (
+  const [how, commandLine] of [
+    ["under deno task", () => "deno task demo"],
+    ["to the client run directly", () => clientCommand(["--mm", MM_SIM])],
+  ] as const
+) {
+  Deno.test({
+    name:
+      `cancellation: one Ctrl-C typed ${how} cancels the turn and shows [cancelled], every time`,
+    ignore: !hasScript,
+    async fn() {
+      for (let i = 0; i < 3; i++) {
+        const pidFile = tempFile("pid", "");
+        const terminal = inTerminal(commandLine(), {
+          env: { MM_SIM_THINK_MS: "10000", MM_SIM_PID_FILE: pidFile },
+          deadlineMs: 20_000,
+        });
+        await terminal.waitFor("❓");
+        await sleep(100); // the prompt is on its way to mm
+        const pressed = performance.now();
+        await terminal.type("\x03");
+        const { code, screen } = await terminal.done();
+        const lines = shownWithoutEcho(screen);
+        assert.equal(code, 130, JSON.stringify(screen));
+        assert.ok(lines.includes("[cancelled]"), JSON.stringify(screen));
+        assert.equal(
+          lines.filter((l) => l === "[client] cancelling…").length,
+          1,
+          JSON.stringify(screen),
+        );
+        assert.ok(!screen.includes("second Ctrl-C"), `one press counted twice: ${screen}`);
+        assert.ok(performance.now() - pressed < 4000, "mm answered the cancel at once");
+        assertNoPeerLeft(pidFile);
+      }
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "cancellation: a second Ctrl-C typed a second later kills mm that ignores session/cancel, well before the 5 s grace",
+  ignore: !hasScript,
+  async fn() {
+    const pidFile = tempFile("pid", "");
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
+      env: { ROGUE_SCENARIO: "ignore-cancel", ROGUE_PID_FILE: pidFile },
+      deadlineMs: 20_000,
+    });
+    await terminal.waitFor("❓");
+    await sleep(100);
+    await terminal.type("\x03");
+    await terminal.waitFor("[client] cancelling…", 3000);
+    const first = performance.now();
+    await sleep(1000);
+    await terminal.type("\x03");
+    const { code, screen } = await terminal.done();
+    const took = performance.now() - first;
+    assert.equal(code, 130, JSON.stringify(screen));
+    assert.ok(
+      shownWithoutEcho(screen).includes("[client] second Ctrl-C: killing mm"),
+      JSON.stringify(screen),
+    );
+    assert.ok(took < 3500, `exited ${took} ms after the first Ctrl-C: it waited for the grace`);
+    assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
+    "cancellation: -i at a terminal: Ctrl-C during a turn cancels it and returns to the prompt; Ctrl-C at the prompt exits 130",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "-i", "How much memory?"]), {
+      env: { MM_SIM_THINK_MS: "2000" },
+      deadlineMs: 40_000,
+    });
+    await terminal.waitFor(/❓ How much memory\?/);
+    await sleep(300);
+    await terminal.type("\x03");
+    await terminal.waitFor(/\[cancelled\][^]*> /, 8000);
+    assert.ok(terminal.running(), "the client is still running after the cancelled turn");
+    await terminal.type("How long is it up?\r");
+    await terminal.waitFor(/❓ How long is it up\?[^]*\[end_turn\][^]*> /, 15_000);
+    await terminal.type("\x03");
+    const { code, screen } = await terminal.done(10_000);
+    assert.equal(code, 130, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    assert.equal(lines.filter((l) => l === "[cancelled]").length, 1, lines.join("\n"));
+    assert.equal(lines.filter((l) => l === "[end_turn]").length, 1, lines.join("\n"));
+  },
+});
+
+for (
+  const [what, args, end] of [
+    [
+      "ends the prompt's line and says how to come back",
+      ["-i", "How much RAM?"],
+      /> \^C\r\n\[client\] continue with: --resume \d{8}-\d{6}-[0-9a-f]{8}\r\n$/,
+    ],
+    ["with -q still ends the prompt's line", ["-q", "-i", "RAM?"], /> \^C\r\n$/],
+  ] as const
+) {
+  Deno.test({
+    name: `cancellation: Ctrl-C at the -i prompt of a terminal ${what}, exit 130`,
+    ignore: !hasScript,
+    async fn() {
+      const terminal = inTerminal(clientCommand(["--mm", MM_SIM, ...args]));
+      await terminal.waitFor("> ");
+      await terminal.type("\x03");
+      const { code, screen } = await terminal.done();
+      assert.equal(code, 130, screen);
+      assert.match(screen, end);
+    },
+  });
+}
+
+// ─── --turn-timeout ──────────────────────────────────────────────────────────
 
 const SLOW_TOOL = `  {
     name: "slow",
@@ -17,14 +276,10 @@ const SLOW_TOOL = `  {
 `;
 
 Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, not before, and ends 124", async () => {
-  const options = rogue("silent", { args: ["--turn-timeout", "1"], deadlineMs: 20_000 });
-  const client = startClient(options);
-  await client.waitForStderr('"method":"session/prompt"', 10_000);
-  const prompted = performance.now();
-  await client.waitForStderr('"method":"session/cancel"', 10_000);
-  const silence = performance.now() - prompted;
-  const run = await client.done();
-  assert.ok(silence >= 950, `cancelled after ${silence} ms of silence: before 1 s`);
+  const run = await startClient(rogue("silent", { args: ["--turn-timeout", "1"] })).done();
+  // The peer times its silence from its last write, which the client heard before the turn began.
+  const silence = Number(seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1]);
+  assert.ok(silence >= 998, `cancelled after ${silence} ms of silence: before 1 s`);
   assert.ok(silence < 3000, `cancelled after ${silence} ms of silence`);
   assert.equal(run.code, 124, run.stderr);
   assert.equal(run.out.at(-1), "[cancelled]");
@@ -34,7 +289,7 @@ Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, 
     "error: mm sent nothing for 1 s; turn cancelled",
   );
   assert.ok(run.log.includes("[client] continue with: --resume 20261130-120000-0badc0de"));
-  assertNoPeerLeft(options.env!.ROGUE_PID_FILE);
+  assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("--turn-timeout: mm that keeps sending updates for longer than the timeout is not cut", async () => {
@@ -58,10 +313,9 @@ Deno.test("--turn-timeout: mm waiting for the client's answer is not silent", as
 });
 
 Deno.test("--turn-timeout: mm that ignores the cancel is killed after the grace, and the run still ends 124", async () => {
-  const options = rogue("ignore-cancel", { args: ["--turn-timeout", "0.5"], deadlineMs: 20_000 });
-  const run = await startClient(options).done();
+  const run = await startClient(rogue("ignore-cancel", { args: ["--turn-timeout", "0.5"] })).done();
   assert.equal(run.code, 124, run.stderr);
   assert.ok(run.log.includes("[client] mm did not answer the cancellation in time; killing it"));
   assert.ok(run.log.includes("error: mm sent nothing for 0.5 s; turn cancelled"), run.stderr);
-  assertNoPeerLeft(options.env!.ROGUE_PID_FILE);
+  assertNoPeerLeft(run.pidFile);
 });

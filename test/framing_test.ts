@@ -1,4 +1,7 @@
-/** The client's framing: line splitting and frame classification. */
+/**
+ * The client's framing, pure: `LineReader` splits mm's bytes into lines whatever the chunks, within
+ * its line limit; `parseFrame` classifies each line and answers the bad ones as JSON-RPC says.
+ */
 
 import assert from "node:assert/strict";
 import { LineReader, LineTooLongError, parseFrame } from "../client.ts";
@@ -27,7 +30,14 @@ function readAll(chunks: Uint8Array[]): string[] {
   return lines;
 }
 
-Deno.test("every split point of a transcript gives the same lines", () => {
+/** Asserts that two lists of lines are the same (cheaply: lines never hold a line end). */
+function assertSameLines(actual: string[], expected: string[], message: string): void {
+  if (actual.length !== expected.length || actual.join("\n") !== expected.join("\n")) {
+    assert.deepEqual(actual, expected, message);
+  }
+}
+
+Deno.test("framing: every split point of a transcript gives the same lines", () => {
   for (let at = 0; at <= BYTES.length; at++) {
     assert.deepEqual(
       readAll([BYTES.subarray(0, at), BYTES.subarray(at)]),
@@ -37,7 +47,7 @@ Deno.test("every split point of a transcript gives the same lines", () => {
   }
 });
 
-Deno.test("a transcript fed one byte at a time gives the same lines", () => {
+Deno.test("framing: a transcript fed one byte at a time gives the same lines", () => {
   const bytes = [...BYTES].map((b) => Uint8Array.of(b));
   assert.deepEqual(readAll(bytes), EXPECTED);
 });
@@ -52,25 +62,32 @@ function mulberry32(state: number): () => number {
   };
 }
 
-Deno.test("1,000 reproducible random chunkings (1 B to 64 KiB) of a long transcript give the same lines", () => {
-  const long = new TextEncoder().encode(`${TRANSCRIPT}\n`.repeat(400));
-  const expected = readAll([long]);
-  assert.equal(expected.length, 7 * 400);
+Deno.test("framing: 200 reproducible random chunkings, half in chunks of 1 to 64 B and half up to 64 KiB, give the same lines", () => {
+  // Small chunks over a transcript of 50 copies (some 23 KB), large ones over 400 copies (some
+  // 180 KB, several 64 KiB chunks): every round splits lines, line ends and characters somewhere.
   const random = mulberry32(20261130);
-  for (let round = 0; round < 1000; round++) {
-    // Small chunks in some rounds, large ones in others.
-    const largest = 1 + Math.floor(random() * (round % 2 === 0 ? 64 : 65536));
-    const chunks: Uint8Array[] = [];
-    for (let at = 0; at < long.length;) {
-      const size = 1 + Math.floor(random() * largest);
-      chunks.push(long.subarray(at, at + size));
-      at += size;
+  for (const [copies, widest] of [[50, 64], [400, 65536]]) {
+    const long = new TextEncoder().encode(`${TRANSCRIPT}\n`.repeat(copies));
+    const expected = readAll([long]);
+    assert.equal(expected.length, 7 * copies);
+    for (let round = 0; round < 100; round++) {
+      const largest = 1 + Math.floor(random() * widest);
+      const chunks: Uint8Array[] = [];
+      for (let at = 0; at < long.length;) {
+        const size = 1 + Math.floor(random() * largest);
+        chunks.push(long.subarray(at, at + size));
+        at += size;
+      }
+      assertSameLines(
+        readAll(chunks),
+        expected,
+        `${copies} copies, round ${round}, chunks up to ${largest} B`,
+      );
     }
-    assert.deepEqual(readAll(chunks), expected, `round ${round}, chunks up to ${largest} B`);
   }
 });
 
-Deno.test("LineReader takes a line of exactly its limit, \\n or \\r\\n ended, at every split point", () => {
+Deno.test("framing: LineReader takes a line of exactly its limit, \\n or \\r\\n ended, at every split point", () => {
   for (const end of ["\n", "\r\n"]) {
     const bytes = new TextEncoder().encode(`${"x".repeat(16)}${end}`);
     for (let at = 0; at <= bytes.length; at++) {
@@ -81,7 +98,7 @@ Deno.test("LineReader takes a line of exactly its limit, \\n or \\r\\n ended, at
   }
 });
 
-Deno.test("LineReader refuses a line one byte over its limit, \\n or \\r\\n ended or not ended", () => {
+Deno.test("framing: LineReader refuses a line one byte over its limit, \\n or \\r\\n ended or not ended", () => {
   for (const end of ["\n", "\r\n", "\r", ""]) {
     const bytes = new TextEncoder().encode(`${"x".repeat(17)}${end}`);
     for (let at = 0; at <= bytes.length; at++) {
@@ -99,11 +116,11 @@ Deno.test("LineReader refuses a line one byte over its limit, \\n or \\r\\n ende
   );
 });
 
-Deno.test("a reader's default line limit is 32 MiB, as in the official SDK", () => {
+Deno.test("framing: LineReader's default line limit is 32 MiB, as in the official SDK", () => {
   assert.equal(new LineReader().limit, 32 * 1024 * 1024);
 });
 
-Deno.test("parseFrame classifies requests, notifications and responses", () => {
+Deno.test("framing: parseFrame classifies requests, notifications and responses", () => {
   assert.deepEqual(parseFrame('{"jsonrpc":"2.0","id":3,"method":"m","params":{"a":1}}'), {
     kind: "request",
     id: 3,
@@ -124,14 +141,14 @@ Deno.test("parseFrame classifies requests, notifications and responses", () => {
   assert.equal(parseFrame(" \t ").kind, "blank");
 });
 
-Deno.test("parseFrame answers a line that is not JSON with -32700 and id null", () => {
+Deno.test("framing: parseFrame answers a line that is not JSON with -32700 and id null", () => {
   assert.deepEqual(parseFrame("{oops"), {
     kind: "bad",
     reply: { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } },
   });
 });
 
-Deno.test("parseFrame answers a batch, a non-object or an object of no kind with -32600", () => {
+Deno.test("framing: parseFrame answers a batch, a non-object or an object of no kind with -32600", () => {
   for (const line of ["[1,2]", "[]", "42", "null", '"text"', "true"]) {
     assert.deepEqual(parseFrame(line), {
       kind: "bad",

@@ -661,6 +661,7 @@ async function promptTurn(turn: Turn, question: string): Promise<"cancelled" | u
         await say(`Let me ask ${call.tool.name}${topic ? ` about the ${topic}` : ""}. `);
         await announce(call);
         await run(call, i);
+        await sleep(Number(Deno.env.get("MM_SIM_STEP_MS") ?? 0), signal); // a pause between steps
       }
     } else {
       // The model asks for all its calls in one response: mm announces them all, then runs them

@@ -35,14 +35,14 @@ const HOST_INFO = {
 /** The tools of a list, validated as mm keeps them. */
 const tools = (...entries: unknown[]): ClientTool[] => validateToolList(entries).tools;
 
-Deno.test('"Description d\'un outil", name: non-alphanumerics become _, runs shrink, ends are trimmed', () => {
+Deno.test('stand-in: "Description d\'un outil", name: non-alphanumerics become _, runs shrink, ends are trimmed', () => {
   assert.equal(modelName("open buffers"), "client_open_buffers");
   assert.equal(modelName("__a--b..c__"), "client_a_b_c");
   assert.equal(modelName("host_info"), "client_host_info");
   assert.equal(modelName("été 2026!"), "client_t_2026");
 });
 
-Deno.test('"Description d\'un outil", description: absent gives "Tool provided by the editor (<method>)."', () => {
+Deno.test('stand-in: "Description d\'un outil", description: absent gives "Tool provided by the editor (<method>)."', () => {
   const { tools } = validateToolList([TOOL]);
   assert.equal(
     tools[0].description,
@@ -50,7 +50,7 @@ Deno.test('"Description d\'un outil", description: absent gives "Tool provided b
   );
 });
 
-Deno.test('"Validation d\'une liste", row "not a tool description": an entry that is not a tool object', () => {
+Deno.test('stand-in: "Validation d\'une liste", row "not a tool description": an entry that is not a tool object', () => {
   const { tools, skipped } = validateToolList(["open_buffers", 3, [TOOL], { ...TOOL, name: 5 }]);
   assert.equal(tools.length, 0);
   assert.equal(skipped.length, 4);
@@ -59,12 +59,12 @@ Deno.test('"Validation d\'une liste", row "not a tool description": an entry tha
   );
 });
 
-Deno.test('"Validation d\'une liste", row "no name": name absent or empty', () => {
+Deno.test('stand-in: "Validation d\'une liste", row "no name": name absent or empty', () => {
   const { skipped } = validateToolList([{ method: "_a/b" }, { name: "", method: "_a/b" }]);
   assert.deepEqual(skipped, ["entry 0 skipped: no name", "entry 1 skipped: no name"]);
 });
 
-Deno.test('"Validation d\'une liste", row "method …": absent or not an extension method', () => {
+Deno.test('stand-in: "Validation d\'une liste", row "method …": absent or not an extension method', () => {
   const { skipped } = validateToolList([{ name: "a" }, { name: "b", method: "workspace/buffers" }]);
   assert.deepEqual(skipped, [
     'entry 0 skipped: method "" must start with "_" (an ACP extension method)',
@@ -72,7 +72,7 @@ Deno.test('"Validation d\'une liste", row "method …": absent or not an extensi
   ]);
 });
 
-Deno.test('"Validation d\'une liste", row "inputSchema.type": a schema of something else than an object', () => {
+Deno.test('stand-in: "Validation d\'une liste", row "inputSchema.type": a schema of something else than an object', () => {
   const { tools, skipped } = validateToolList([
     { ...TOOL, inputSchema: { type: "array" } },
     { ...TOOL, name: "no_type", inputSchema: { properties: {} } },
@@ -81,7 +81,7 @@ Deno.test('"Validation d\'une liste", row "inputSchema.type": a schema of someth
   assert.deepEqual(tools.map((t) => t.name), ["no_type"]);
 });
 
-Deno.test('"Validation d\'une liste", row "duplicate tool name": the first is kept', () => {
+Deno.test('stand-in: "Validation d\'une liste", row "duplicate tool name": the first is kept', () => {
   const { tools, skipped } = validateToolList([
     { ...TOOL, description: "first" },
     { ...TOOL, name: "open-buffers", description: "second" },
@@ -90,7 +90,7 @@ Deno.test('"Validation d\'une liste", row "duplicate tool name": the first is ke
   assert.equal(tools[0].description, "first");
 });
 
-Deno.test('"Validation d\'une liste": the other entries are kept and tools are sorted by model name', () => {
+Deno.test('stand-in: "Validation d\'une liste": the other entries are kept and tools are sorted by model name', () => {
   const { tools, skipped } = validateToolList([
     { name: "zeta", method: "_z" },
     { name: "" },
@@ -106,7 +106,7 @@ Deno.test('"Validation d\'une liste": the other entries are kept and tools are s
   ]);
 });
 
-Deno.test("a null entry or a null field reads as absent, as Go decodes JSON", () => {
+Deno.test("stand-in: a null entry or a null field reads as absent, as Go decodes JSON", () => {
   const { tools, skipped } = validateToolList([
     null,
     { ...TOOL, name: null },
@@ -125,7 +125,7 @@ Deno.test("a null entry or a null field reads as absent, as Go decodes JSON", ()
   ]);
 });
 
-Deno.test('"Réponse": text blocks concatenated, other blocks replaced, isError wrapped', () => {
+Deno.test('stand-in: "Réponse": text blocks concatenated, other blocks replaced, isError wrapped', () => {
   assert.deepEqual(
     resultText({
       content: [{ type: "text", text: "main.go\n" }, { type: "text", text: "util.go" }],
@@ -149,14 +149,14 @@ Deno.test('"Réponse": text blocks concatenated, other blocks replaced, isError 
   );
 });
 
-Deno.test('"Réponse": a JSON string without its quotes, any other value as JSON text', () => {
+Deno.test('stand-in: "Réponse": a JSON string without its quotes, any other value as JSON text', () => {
   assert.deepEqual(resultText("plain"), { text: "plain", failed: false });
   assert.deepEqual(resultText({ a: 1 }), { text: '{"a":1}', failed: false });
   assert.deepEqual(resultText(42), { text: "42", failed: false });
   assert.deepEqual(resultText([1]), { text: "[1]", failed: false });
 });
 
-Deno.test('"Erreurs": a JSON-RPC error reads as its compact JSON, data kept when present', () => {
+Deno.test('stand-in: "Erreurs": a JSON-RPC error reads as its compact JSON, data kept when present', () => {
   assert.equal(
     errorText({ code: -32601, message: "Method not found" }),
     '[client tool error: {"code":-32601,"message":"Method not found"}]',
@@ -175,7 +175,7 @@ Deno.test('"Erreurs": a JSON-RPC error reads as its compact JSON, data kept when
   );
 });
 
-Deno.test('"Erreurs": every result is cut to maxOutput, keeping its start and its end', () => {
+Deno.test('stand-in: "Erreurs": every result is cut to maxOutput, keeping its start and its end', () => {
   assert.equal(cutToMaxOutput("short", 100), "short");
   assert.equal(cutToMaxOutput("abcdefghij", 5), "ab…ij");
   const cut = cutToMaxOutput("a".repeat(500) + "b".repeat(500), 100);
@@ -184,7 +184,7 @@ Deno.test('"Erreurs": every result is cut to maxOutput, keeping its start and it
   assert.ok(cut.includes("900 characters cut"));
 });
 
-Deno.test("a cut is never longer than maxOutput, however small, and keeps an end when it can", () => {
+Deno.test("stand-in: a cut is never longer than maxOutput, however small, and keeps an end when it can", () => {
   const text = "abcdefghijklmnopqrstuvwxyz".repeat(4);
   for (let max = 0; max < 110; max++) {
     const cut = cutToMaxOutput(text, max);
@@ -197,7 +197,7 @@ Deno.test("a cut is never longer than maxOutput, however small, and keeps an end
   assert.equal(cutToMaxOutput("🙂🙂🙂🙂🙂", 3), "🙂…🙂");
 });
 
-Deno.test('"Configuration": defaults, and the keys read from an agent file', () => {
+Deno.test('stand-in: "Configuration": defaults, and the keys read from an agent file', () => {
   assert.deepEqual(readAgentConfig("yolo: true\n"), {
     yolo: true,
     maxOutput: 30000,
@@ -223,7 +223,7 @@ Deno.test('"Configuration": defaults, and the keys read from an agent file', () 
   );
 });
 
-Deno.test('"Configuration": durations are Go durations', () => {
+Deno.test('stand-in: "Configuration": durations are Go durations', () => {
   const cases: [string, number][] = [
     ["500ms", 500],
     ["2s", 2000],
@@ -242,7 +242,7 @@ Deno.test('"Configuration": durations are Go durations', () => {
   }
 });
 
-Deno.test('"Configuration": a bare number or a bad duration is reported and 30s used', () => {
+Deno.test('stand-in: "Configuration": a bare number or a bad duration is reported and 30s used', () => {
   for (const [yaml, shown] of [["5", "5"], ["soon", "soon"], ['"0s"', "0s"], ["-1s", "-1s"]]) {
     const config = readAgentConfig(`acp:\n  clientTools:\n    timeout: ${yaml}\n`);
     assert.equal(config.timeoutMs, 30_000);
@@ -252,7 +252,7 @@ Deno.test('"Configuration": a bare number or a bad duration is reported and 30s 
   }
 });
 
-Deno.test("the scripted model picks topics from the question's words, in order", () => {
+Deno.test("stand-in: the scripted model picks topics from the question's words, in order", () => {
   assert.deepEqual(
     plannedCalls("What operating system does my machine run, and how much memory?"),
     [
@@ -282,11 +282,11 @@ Deno.test("the scripted model picks topics from the question's words, in order",
   );
 });
 
-Deno.test("session ids are shaped like mm's", () => {
+Deno.test("stand-in: session ids are shaped like mm's", () => {
   assert.match(newSessionId(new Date("2026-11-10T22:45:07Z")), /^20261110-224507-[0-9a-f]{8}$/);
 });
 
-Deno.test("the scripted model streams its answer in pieces that add up to the whole", () => {
+Deno.test("stand-in: the scripted model streams its answer in pieces that add up to the whole", () => {
   const text = `Here is ${"a".repeat(60)} and more words after it, ending here.`;
   const pieces = streamPieces(text);
   assert.equal(pieces.join(""), text);
@@ -295,7 +295,7 @@ Deno.test("the scripted model streams its answer in pieces that add up to the wh
 
 // ─── Other tools of the client (the stand-in's own behaviour) ────────────────
 
-Deno.test("exampleArgs gives each required property its first enum value, whatever its type", () => {
+Deno.test("stand-in: exampleArgs gives each required property its first enum value, whatever its type", () => {
   const [tool] = tools({
     name: "clock",
     method: "_x/clock",
@@ -312,7 +312,7 @@ Deno.test("exampleArgs gives each required property its first enum value, whatev
   assert.deepEqual(exampleArgs(tool), { zone: "UTC", step: 5 });
 });
 
-Deno.test("exampleArgs gives a required property without enum a placeholder of its type", () => {
+Deno.test("stand-in: exampleArgs gives a required property without enum a placeholder of its type", () => {
   const properties = {
     s: { type: "string" },
     n: { type: "number" },
@@ -351,7 +351,7 @@ Deno.test("exampleArgs gives a required property without enum a placeholder of i
   );
 });
 
-Deno.test("planTurn calls another tool named in the question as name or client_name, as a word, in any case", () => {
+Deno.test("stand-in: planTurn calls another tool named in the question as name or client_name, as a word, in any case", () => {
   const offered = tools(HOST_INFO, { name: "clock", method: "_x/clock" });
   const clock = offered.find((t) => t.name === "clock")!;
   for (const question of ["What does clock say?", "Ask CLIENT_CLOCK", "(Clock)", "clock"]) {
@@ -366,7 +366,7 @@ Deno.test("planTurn calls another tool named in the question as name or client_n
   }
 });
 
-Deno.test("planTurn calls host_info only for named topics once another tool is named, in order", () => {
+Deno.test("stand-in: planTurn calls host_info only for named topics once another tool is named, in order", () => {
   const offered = tools(
     { name: "zone", method: "_x/zone" },
     HOST_INFO,
@@ -388,7 +388,7 @@ Deno.test("planTurn calls host_info only for named topics once another tool is n
   ]);
 });
 
-Deno.test("planTurn without host_info calls only the tools the question names", () => {
+Deno.test("stand-in: planTurn without host_info calls only the tools the question names", () => {
   const offered = tools({ name: "a.b+c", method: "_x/abc" });
   assert.deepEqual(planTurn("Which OS?", offered), []);
   assert.deepEqual(planTurn("Try a.b+c now", offered).map((c) => c.tool.name), ["a.b+c"]);
@@ -396,7 +396,7 @@ Deno.test("planTurn without host_info calls only the tools the question names", 
   assert.deepEqual(planTurn("Try axb+c now", offered), [], "the name is not a pattern");
 });
 
-Deno.test("answerFrom names every tool it quotes, host_info's results by topic, others by name", () => {
+Deno.test("stand-in: answerFrom names every tool it quotes, host_info's results by topic, others by name", () => {
   assert.equal(
     answerFrom([
       { tool: "host_info", args: { topic: "os" }, text: "Linux" },
@@ -413,7 +413,7 @@ Deno.test("answerFrom names every tool it quotes, host_info's results by topic, 
 
 // ─── session/list (guess) ────────────────────────────────────────────────────
 
-Deno.test("sessionTitle is the first question on one line, cut to 60 characters", () => {
+Deno.test("stand-in: sessionTitle is the first question on one line, cut to 60 characters", () => {
   assert.equal(sessionTitle([]), undefined);
   assert.equal(sessionTitle([{ kind: "agent", text: "Hello" }]), undefined);
   assert.equal(
@@ -431,7 +431,7 @@ Deno.test("sessionTitle is the first question on one line, cut to 60 characters"
   assert.equal(sessionTitle([{ kind: "user", text: "x".repeat(60) }]), "x".repeat(60));
 });
 
-Deno.test("listSessions gives the sessions of a cwd, or all, the most recently saved first", () => {
+Deno.test("stand-in: listSessions gives the sessions of a cwd, or all, the most recently saved first", () => {
   const saved = (sessionId: string, cwd: string, updatedAt?: string): SavedSession => ({
     sessionId,
     cwd,

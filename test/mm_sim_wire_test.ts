@@ -7,12 +7,11 @@
  */
 
 import assert from "node:assert/strict";
-import { Ajv2020 } from "ajv/2020";
-import schema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
 import type * as acp from "@agentclientprotocol/sdk";
 import { agentYaml, deadline, type Frame, HOST_INFO, type Peer, withPeer } from "./_wire.ts";
 import { cutToMaxOutput } from "./mm_sim.ts";
 import { scratchDir } from "./_scratch.ts";
+import { acpErrors } from "./_schema.ts";
 
 const QUESTION = "What operating system does my machine run, and how much memory does it have?";
 
@@ -44,7 +43,7 @@ function later<T = void>(): { promise: Promise<T>; resolve: (value: T) => void }
 // ignorée et une ligne est écrite sur le stderr de mm ([acp] client tools:
 // entry <i> skipped: <raison>) ; les autres entrées sont gardées".
 
-Deno.test('an entry that is not a tool object is skipped as "not a tool description"', async () => {
+Deno.test('stand-in: an entry that is not a tool object is skipped as "not a tool description"', async () => {
   const lines = await metaLines([
     "host_info",
     3,
@@ -63,7 +62,7 @@ Deno.test('an entry that is not a tool object is skipped as "not a tool descript
   assert.ok(lines.includes("[acp] client tools (meta): client_host_info"), lines.join("\n"));
 });
 
-Deno.test('an entry whose name is absent, empty or null is skipped as "no name"', async () => {
+Deno.test('stand-in: an entry whose name is absent, empty or null is skipped as "no name"', async () => {
   const lines = await metaLines([
     { method: "_a/b" },
     { name: "", method: "_a/b" },
@@ -78,7 +77,7 @@ Deno.test('an entry whose name is absent, empty or null is skipped as "no name"'
   ]);
 });
 
-Deno.test("an entry whose method is absent or not an extension method is skipped", async () => {
+Deno.test("stand-in: an entry whose method is absent or not an extension method is skipped", async () => {
   const lines = await metaLines([{ name: "a" }, { name: "b", method: "workspace/buffers" }]);
   assert.deepEqual(lines, [
     '[acp] client tools: entry 0 skipped: method "" must start with "_" (an ACP extension method)',
@@ -87,7 +86,7 @@ Deno.test("an entry whose method is absent or not an extension method is skipped
   ]);
 });
 
-Deno.test("an entry whose inputSchema describes something else than an object is skipped", async () => {
+Deno.test("stand-in: an entry whose inputSchema describes something else than an object is skipped", async () => {
   const lines = await metaLines([{ ...HOST_INFO, inputSchema: { type: "array" } }]);
   assert.equal(
     lines[0],
@@ -95,7 +94,7 @@ Deno.test("an entry whose inputSchema describes something else than an object is
   );
 });
 
-Deno.test("of two entries with the same model name the first is kept and the second skipped", async () => {
+Deno.test("stand-in: of two entries with the same model name the first is kept and the second skipped", async () => {
   await withPeer({}, async (peer) => {
     peer.handlers["_other/host"] = () => ({ result: "from the second" });
     await peer.initialize([HOST_INFO, { name: "host-info", method: "_other/host" }]);
@@ -111,7 +110,7 @@ Deno.test("of two entries with the same model name the first is kept and the sec
   });
 });
 
-Deno.test("the tools are sorted by the name the model sees, with names normalised", async () => {
+Deno.test("stand-in: the tools are sorted by the name the model sees, with names normalised", async () => {
   const lines = await metaLines([
     { name: "zeta", method: "_z" },
     { name: "  open buffers!", method: "_o" },
@@ -122,7 +121,7 @@ Deno.test("the tools are sorted by the name the model sees, with names normalise
   ]);
 });
 
-Deno.test("null fields of a tool description read as absent: default description, no schema", async () => {
+Deno.test("stand-in: null fields of a tool description read as absent: default description, no schema", async () => {
   await withPeer({}, async (peer) => {
     await peer.initialize([{ ...HOST_INFO, description: null, inputSchema: null }]);
     const session = await peer.newSession();
@@ -140,7 +139,7 @@ Deno.test("null fields of a tool description read as absent: default description
 
 // ─── Découverte ──────────────────────────────────────────────────────────────
 
-Deno.test("meta mode: the list of initialize serves every session and mm asks for none", async () => {
+Deno.test("stand-in: meta mode: the list of initialize serves every session and mm asks for none", async () => {
   await withPeer({}, async (peer) => {
     await peer.initialize();
     const first = await peer.newSession();
@@ -154,7 +153,7 @@ Deno.test("meta mode: the list of initialize serves every session and mm asks fo
   });
 });
 
-Deno.test("meta mode: true instead of a list gives no tool and the documented line", async () => {
+Deno.test("stand-in: meta mode: true instead of a list gives no tool and the documented line", async () => {
   // (acp-client-tools.md, "Mode meta"): "la valeur true à la place d'une liste ne donne aucun outil".
   await withPeer({}, async (peer) => {
     await peer.initialize(true);
@@ -168,7 +167,7 @@ Deno.test("meta mode: true instead of a list gives no tool and the documented li
   });
 });
 
-Deno.test("request mode: mm asks for the list while it handles session/new, before answering", async () => {
+Deno.test("stand-in: request mode: mm asks for the list while it handles session/new, before answering", async () => {
   // (acp-client-tools.md, "Mode request"): "avant d'y répondre".
   await withPeer({ agent: agentYaml({ discovery: "request" }) }, async (peer) => {
     await peer.initialize(true);
@@ -195,7 +194,7 @@ for (
     ["no tools array", { result: { tool: [HOST_INFO] } }, "the list answer has no tools array"],
   ] as const
 ) {
-  Deno.test(`request mode: a list answer with ${what} gives no tool, a line, and the session opens`, async () => {
+  Deno.test(`stand-in: request mode: a list answer with ${what} gives no tool, a line, and the session opens`, async () => {
     await withPeer({ agent: agentYaml({ discovery: "request" }) }, async (peer) => {
       peer.handlers["_org.mini-me/tools/list"] = () => reply;
       await peer.initialize(true);
@@ -207,7 +206,7 @@ for (
   });
 }
 
-Deno.test("request mode: a list not answered within the timeout gives no tool and is cancelled", async () => {
+Deno.test("stand-in: request mode: a list not answered within the timeout gives no tool and is cancelled", async () => {
   await withPeer({ agent: agentYaml({ discovery: "request", timeout: "300ms" }) }, async (peer) => {
     peer.handlers["_org.mini-me/tools/list"] = () => undefined;
     await peer.initialize(true);
@@ -224,7 +223,7 @@ Deno.test("request mode: a list not answered within the timeout gives no tool an
   });
 });
 
-Deno.test("each session asks for the list again, and two sessions may have different tools", async () => {
+Deno.test("stand-in: each session asks for the list again, and two sessions may have different tools", async () => {
   // (acp-client-tools.md, "Mode request"): "Chaque session redemande la liste".
   await withPeer({ agent: agentYaml({ discovery: "request" }) }, async (peer) => {
     let asked = 0;
@@ -247,7 +246,7 @@ Deno.test("each session asks for the list again, and two sessions may have diffe
 
 // ─── Appel d'un outil ────────────────────────────────────────────────────────
 
-Deno.test("a call without its required parameters never reaches the client", async () => {
+Deno.test("stand-in: a call without its required parameters never reaches the client", async () => {
   // (acp-client-tools.md, "Avant la requête"): "Aucune requête n'est envoyée".
   await withPeer({}, async (peer) => {
     await peer.initialize();
@@ -270,7 +269,7 @@ for (
     ["permissions: auto with yolo: true", agentYaml(), false],
   ] as const
 ) {
-  Deno.test(`${what}: mm ${asks ? "asks before each call" : "asks no permission"}`, async () => {
+  Deno.test(`stand-in: ${what}: mm ${asks ? "asks before each call" : "asks no permission"}`, async () => {
     // (acp-client-tools.md, "Avant la requête"): the title is "client: <name>", the kind "other".
     await withPeer({ agent }, async (peer) => {
       await peer.initialize();
@@ -302,7 +301,7 @@ for (
     ["a result that is not a permission outcome", { result: { allowed: true } }],
   ] as const
 ) {
-  Deno.test(`a permission answered with ${what} is a refusal and the turn goes on`, async () => {
+  Deno.test(`stand-in: a permission answered with ${what} is a refusal and the turn goes on`, async () => {
     await withPeer({ agent: agentYaml({ permissions: "ask" }) }, async (peer) => {
       peer.handlers["session/request_permission"] = () => reply;
       await peer.initialize();
@@ -318,7 +317,7 @@ for (
   });
 }
 
-Deno.test("the call carries the model's arguments at the top level and mm's _meta instead of the model's", async () => {
+Deno.test("stand-in: the call carries the model's arguments at the top level and mm's _meta instead of the model's", async () => {
   // (acp-client-tools.md, "Requête"): "Un _meta que le modèle aurait mis dans ses arguments est remplacé."
   await withPeer({}, async (peer) => {
     await peer.initialize();
@@ -359,7 +358,7 @@ async function answeredWith(
   return out;
 }
 
-Deno.test('"Réponse": the text blocks of a content list, concatenated, are what the model reads', async () => {
+Deno.test('stand-in: "Réponse": the text blocks of a content list, concatenated, are what the model reads', async () => {
   const run = await answeredWith({
     os: {
       result: {
@@ -373,7 +372,7 @@ Deno.test('"Réponse": the text blocks of a content list, concatenated, are what
   assert.match(run.answer, /main\.go\nutil\.go/);
 });
 
-Deno.test('"Réponse": a block of another type is replaced by the "non-text content" text', async () => {
+Deno.test('stand-in: "Réponse": a block of another type is replaced by the "non-text content" text', async () => {
   const run = await answeredWith({
     os: {
       result: {
@@ -384,7 +383,7 @@ Deno.test('"Réponse": a block of another type is replaced by the "non-text cont
   assert.deepEqual(run.texts, ["[client tool: non-text content of type image skipped]!"]);
 });
 
-Deno.test('"Réponse": isError true makes a failed call the model reads as a client tool error', async () => {
+Deno.test('stand-in: "Réponse": isError true makes a failed call the model reads as a client tool error', async () => {
   const run = await answeredWith({
     os: { result: { content: [{ type: "text", text: "no such topic" }], isError: true } },
   });
@@ -393,7 +392,7 @@ Deno.test('"Réponse": isError true makes a failed call the model reads as a cli
   assert.equal(run.stopReason, "end_turn");
 });
 
-Deno.test('"Réponse": a JSON string is read without its quotes, any other value as JSON text', async () => {
+Deno.test('stand-in: "Réponse": a JSON string is read without its quotes, any other value as JSON text', async () => {
   const run = await answeredWith({
     os: { result: "Linux, plain" },
     memory: { result: { free: 3, unit: "GiB" } },
@@ -406,7 +405,7 @@ Deno.test('"Réponse": a JSON string is read without its quotes, any other value
 
 // ─── Erreurs ─────────────────────────────────────────────────────────────────
 
-Deno.test('"Erreurs": a JSON-RPC error is read as its compact JSON and the turn goes on', async () => {
+Deno.test('stand-in: "Erreurs": a JSON-RPC error is read as its compact JSON and the turn goes on', async () => {
   const run = await answeredWith({
     os: { error: { code: -32601, message: "Method not found" } },
     memory: { result: "15 GiB" },
@@ -419,7 +418,7 @@ Deno.test('"Erreurs": a JSON-RPC error is read as its compact JSON and the turn 
   assert.equal(run.stopReason, "end_turn");
 });
 
-Deno.test('"Erreurs": a -32800 the client sends on its own is an error like any other, data kept', async () => {
+Deno.test('stand-in: "Erreurs": a -32800 the client sends on its own is an error like any other, data kept', async () => {
   const run = await answeredWith({
     os: { error: { code: -32800, message: "Request cancelled" } },
     memory: { error: { code: -32000, message: "busy", data: { retry: "later" } } },
@@ -430,7 +429,7 @@ Deno.test('"Erreurs": a -32800 the client sends on its own is an error like any 
   ]);
 });
 
-Deno.test("\"Erreurs\": mm's own timeout reads as the SDK's deadline error and sends $/cancel_request", async () => {
+Deno.test("stand-in: \"Erreurs\": mm's own timeout reads as the SDK's deadline error and sends $/cancel_request", async () => {
   await withPeer({ agent: agentYaml({ timeout: "300ms" }) }, async (peer) => {
     peer.handlers["_demo.minime/host_info"] = (params) =>
       params.topic === "os" ? undefined : { result: "answered" };
@@ -448,20 +447,13 @@ Deno.test("\"Erreurs\": mm's own timeout reads as the SDK's deadline error and s
   });
 });
 
-Deno.test('"Erreurs": session/cancel cancels the call in flight, which ends failed, and the turn ends cancelled', async () => {
+Deno.test('stand-in: "Erreurs": session/cancel cancels the call in flight, which ends failed, and the turn ends cancelled', async () => {
   await withPeer({}, async (peer) => {
-    const reached = later();
-    peer.handlers["_demo.minime/host_info"] = () => {
-      reached.resolve();
-      return undefined;
-    };
+    const reached = peer.stall("_demo.minime/host_info");
     await peer.initialize();
     const session = await peer.newSession();
-    const turn = peer.request("session/prompt", {
-      sessionId: session,
-      prompt: [{ type: "text", text: "Which OS?" }],
-    });
-    await deadline(reached.promise, "the tool call");
+    const turn = peer.startTurn(session, "Which OS?");
+    await reached;
     await peer.notify("session/cancel", { sessionId: session });
     const answer = await turn;
     assert.deepEqual(answer.result, { stopReason: "cancelled" });
@@ -481,27 +473,20 @@ Deno.test('"Erreurs": session/cancel cancels the call in flight, which ends fail
   });
 });
 
-Deno.test("session/cancel while mm waits for a permission ends the turn cancelled", async () => {
+Deno.test("stand-in: session/cancel while mm waits for a permission ends the turn cancelled", async () => {
   await withPeer({ agent: agentYaml({ permissions: "ask" }) }, async (peer) => {
-    const asked = later();
-    peer.handlers["session/request_permission"] = () => {
-      asked.resolve();
-      return undefined;
-    };
+    const asked = peer.stall("session/request_permission");
     await peer.initialize();
     const session = await peer.newSession();
-    const turn = peer.request("session/prompt", {
-      sessionId: session,
-      prompt: [{ type: "text", text: "Which OS?" }],
-    });
-    await deadline(asked.promise, "the permission request");
+    const turn = peer.startTurn(session, "Which OS?");
+    await asked;
     await peer.notify("session/cancel", { sessionId: session });
     assert.deepEqual((await turn).result, { stopReason: "cancelled" });
     assert.equal(peer.requests("_demo.minime/host_info").length, 0);
   });
 });
 
-Deno.test("every result is cut to maxOutput, keeping its start and its end, errors too", async () => {
+Deno.test("stand-in: every result is cut to maxOutput, keeping its start and its end, errors too", async () => {
   // (acp-client-tools.md, "Erreurs"): "coupé à maxOutput caractères (début et fin conservés)".
   const long = `START${"x".repeat(300)}END`;
   const run = await answeredWith({
@@ -519,7 +504,7 @@ Deno.test("every result is cut to maxOutput, keeping its start and its end, erro
   assert.ok(run.answer.includes(run.texts[0]), "the model's answer uses the cut text");
 });
 
-Deno.test("a tiny maxOutput still cuts within the limit", async () => {
+Deno.test("stand-in: a tiny maxOutput still cuts within the limit", async () => {
   const run = await answeredWith({ os: { result: "abcdefghij" } }, agentYaml({ maxOutput: 3 }));
   assert.deepEqual(run.texts, ["a…j"]);
 });
@@ -527,7 +512,7 @@ Deno.test("a tiny maxOutput still cuts within the limit", async () => {
 // ─── Configuration ───────────────────────────────────────────────────────────
 
 for (const discovery of ["meta", "request"]) {
-  Deno.test(`enabled: false (${discovery}): no list request, no client tool, no [acp] line`, async () => {
+  Deno.test(`stand-in: enabled: false (${discovery}): no list request, no client tool, no [acp] line`, async () => {
     // (acp-client-tools.md, "Configuration"): "pas de requête de liste, pas d'outil client".
     await withPeer({ agent: agentYaml({ enabled: false, discovery }) }, async (peer) => {
       await peer.initialize(discovery === "meta" ? [HOST_INFO] : true);
@@ -541,7 +526,7 @@ for (const discovery of ["meta", "request"]) {
   });
 }
 
-Deno.test("timeout is a Go duration: 0m0.4s ends an unanswered call after 0.4 s", async () => {
+Deno.test("stand-in: timeout is a Go duration: 0m0.4s ends an unanswered call after 0.4 s", async () => {
   await withPeer({ agent: agentYaml({ timeout: "0m0.4s" }) }, async (peer) => {
     peer.handlers["_demo.minime/host_info"] = () => undefined;
     await peer.initialize();
@@ -555,7 +540,7 @@ Deno.test("timeout is a Go duration: 0m0.4s ends an unanswered call after 0.4 s"
 });
 
 for (const bad of ["5", "soon"]) {
-  Deno.test(`timeout: ${bad} is reported on stderr and the default 30s is used`, async () => {
+  Deno.test(`stand-in: timeout: ${bad} is reported on stderr and the default 30s is used`, async () => {
     await withPeer({ agent: agentYaml({ timeout: bad }) }, async (peer) => {
       // A client that takes 0.3 s: within 30 s, beyond 5 ms.
       peer.handlers["_demo.minime/host_info"] = async () => {
@@ -576,7 +561,7 @@ for (const bad of ["5", "soon"]) {
 
 // ─── The scripted model ──────────────────────────────────────────────────────
 
-Deno.test("batch model: all calls announced, then sent together, then their results", async () => {
+Deno.test("stand-in: batch model: all calls announced, then sent together, then their results", async () => {
   // The Node demo's recorded order: both 🛠️ lines, both client calls, then both results.
   await withPeer({}, async (peer) => {
     const both = later();
@@ -607,7 +592,7 @@ Deno.test("batch model: all calls announced, then sent together, then their resu
   });
 });
 
-Deno.test("stepwise model: a sentence, the call in progress, its result, and only then the next", async () => {
+Deno.test("stand-in: stepwise model: a sentence, the call in progress, its result, and only then the next", async () => {
   await withPeer({ env: { MM_SIM_MODEL: "stepwise" } }, async (peer) => {
     peer.handlers["_demo.minime/host_info"] = async (params) => {
       // A slow first answer: a stepwise model must wait for it.
@@ -646,7 +631,7 @@ Deno.test("stepwise model: a sentence, the call in progress, its result, and onl
 });
 
 for (const model of ["batch", "stepwise"]) {
-  Deno.test(`${model} model: tool call ids never repeat within a session, across turns`, async () => {
+  Deno.test(`stand-in: ${model} model: tool call ids never repeat within a session, across turns`, async () => {
     await withPeer({ env: { MM_SIM_MODEL: model } }, async (peer) => {
       await peer.initialize();
       const session = await peer.newSession();
@@ -661,7 +646,7 @@ for (const model of ["batch", "stepwise"]) {
   });
 }
 
-Deno.test("MM_SIM_STOP_REASON ends a turn with another stop reason", async () => {
+Deno.test("stand-in: MM_SIM_STOP_REASON ends a turn with another stop reason", async () => {
   await withPeer({ env: { MM_SIM_STOP_REASON: "max_tokens" } }, async (peer) => {
     await peer.initialize();
     assert.equal(await peer.prompt(await peer.newSession(), QUESTION), "max_tokens");
@@ -690,7 +675,7 @@ function capabilitiesOf(answer: Frame): Record<string, unknown> {
   return (answer.result as { agentCapabilities: Record<string, unknown> }).agentCapabilities;
 }
 
-Deno.test("mm advertises session/load, session/resume and session/list", async () => {
+Deno.test("stand-in: mm advertises session/load, session/resume and session/list", async () => {
   await withPeer({}, async (peer) => {
     const capabilities = capabilitiesOf(await peer.initialize());
     assert.equal(capabilities.loadSession, true);
@@ -698,7 +683,7 @@ Deno.test("mm advertises session/load, session/resume and session/list", async (
   });
 });
 
-Deno.test("session/load in a later run replays the conversation before it answers", async () => {
+Deno.test("stand-in: session/load in a later run replays the conversation before it answers", async () => {
   const earlier = await earlierSession();
   await withPeer({ stateDir: earlier.stateDir }, async (peer) => {
     await peer.initialize();
@@ -740,7 +725,7 @@ Deno.test("session/load in a later run replays the conversation before it answer
   });
 });
 
-Deno.test("session/resume in a later run does not replay, and the session goes on", async () => {
+Deno.test("stand-in: session/resume in a later run does not replay, and the session goes on", async () => {
   const earlier = await earlierSession();
   await withPeer({ stateDir: earlier.stateDir }, async (peer) => {
     await peer.initialize();
@@ -757,7 +742,7 @@ Deno.test("session/resume in a later run does not replay, and the session goes o
 });
 
 for (const method of ["session/load", "session/resume"]) {
-  Deno.test(`${method} of an unknown session id is a JSON-RPC error naming the id`, async () => {
+  Deno.test(`stand-in: ${method} of an unknown session id is a JSON-RPC error naming the id`, async () => {
     await withPeer({}, async (peer) => {
       await peer.initialize();
       const answer = await peer.request(method, {
@@ -775,7 +760,7 @@ for (const method of ["session/load", "session/resume"]) {
 }
 
 for (const method of ["session/load", "session/resume"]) {
-  Deno.test(`request mode: ${method} asks for the list of that session before answering`, async () => {
+  Deno.test(`stand-in: request mode: ${method} asks for the list of that session before answering`, async () => {
     // (acp-client-tools.md, "Mode request"): "pendant qu'il traite session/new, session/load et session/resume".
     const earlier = await earlierSession();
     await withPeer(
@@ -797,7 +782,7 @@ for (const method of ["session/load", "session/resume"]) {
   });
 }
 
-Deno.test("meta mode: a loaded session uses the list of initialize and asks for none", async () => {
+Deno.test("stand-in: meta mode: a loaded session uses the list of initialize and asks for none", async () => {
   const earlier = await earlierSession();
   await withPeer({ stateDir: earlier.stateDir }, async (peer) => {
     await peer.initialize([]);
@@ -812,7 +797,7 @@ Deno.test("meta mode: a loaded session uses the list of initialize and asks for 
   });
 });
 
-Deno.test("session ids are shaped like mm's", async () => {
+Deno.test("stand-in: session/new answers a session id shaped like mm's", async () => {
   await withPeer({}, async (peer) => {
     await peer.initialize();
     assert.match(await peer.newSession(), /^\d{8}-\d{6}-[0-9a-f]{8}$/);
@@ -821,13 +806,9 @@ Deno.test("session ids are shaped like mm's", async () => {
 
 // ─── session/list (guess) ────────────────────────────────────────────────────
 
-const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
-ajv.addSchema(schema, "acp");
-
 /** Asserts that `value` is a valid `definition` of the ACP v1 schema. */
 function assertAcp(definition: string, value: unknown): void {
-  const validate = ajv.getSchema(`acp#/$defs/${definition}`)!;
-  assert.ok(validate(value), `${definition}: ${ajv.errorsText(validate.errors)}`);
+  assert.equal(acpErrors(definition, value), undefined);
 }
 
 /** Waits a little, so that two saves never share a millisecond. */
@@ -843,7 +824,7 @@ async function listed(peer: Peer, params: Record<string, unknown>): Promise<acp.
   return result.sessions;
 }
 
-Deno.test("session/list lists the sessions of earlier runs, most recent first, with title and updatedAt", async () => {
+Deno.test("stand-in: session/list lists the sessions of earlier runs, most recent first, with title and updatedAt", async () => {
   const stateDir = scratchDir("mm-sim-state-");
   const ids: Record<string, string> = {};
   const started = new Date();
@@ -877,7 +858,7 @@ Deno.test("session/list lists the sessions of earlier runs, most recent first, w
   });
 });
 
-Deno.test("session/list with a cwd lists only the sessions of that folder", async () => {
+Deno.test("stand-in: session/list with a cwd lists only the sessions of that folder", async () => {
   const stateDir = scratchDir("mm-sim-state-");
   await withPeer({ stateDir }, async (peer) => {
     await peer.initialize();
@@ -895,7 +876,7 @@ Deno.test("session/list with a cwd lists only the sessions of that folder", asyn
   });
 });
 
-Deno.test("session/list of a state folder that does not exist yet is an empty list", async () => {
+Deno.test("stand-in: session/list of a state folder that does not exist yet is an empty list", async () => {
   const stateDir = `${scratchDir("mm-sim-state-")}/not-yet`;
   await withPeer({ stateDir }, async (peer) => {
     await peer.initialize();
@@ -903,7 +884,7 @@ Deno.test("session/list of a state folder that does not exist yet is an empty li
   });
 });
 
-Deno.test("MM_SIM_SESSIONS=load advertises only session/load: resume and list answer -32601", async () => {
+Deno.test("stand-in: MM_SIM_SESSIONS=load advertises only session/load: resume and list answer -32601", async () => {
   const earlier = await earlierSession();
   await withPeer({ stateDir: earlier.stateDir, env: { MM_SIM_SESSIONS: "load" } }, async (peer) => {
     const answer = await peer.initialize();
@@ -923,7 +904,7 @@ Deno.test("MM_SIM_SESSIONS=load advertises only session/load: resume and list an
   });
 });
 
-Deno.test("MM_SIM_SESSIONS=none advertises none of load, resume and list, and each answers -32601", async () => {
+Deno.test("stand-in: MM_SIM_SESSIONS=none advertises none of load, resume and list, and each answers -32601", async () => {
   const earlier = await earlierSession();
   await withPeer({ stateDir: earlier.stateDir, env: { MM_SIM_SESSIONS: "none" } }, async (peer) => {
     const answer = await peer.initialize();
@@ -942,7 +923,7 @@ Deno.test("MM_SIM_SESSIONS=none advertises none of load, resume and list, and ea
   });
 });
 
-Deno.test("MM_SIM_SESSIONS with an unknown value is reported on stderr, and full is used", async () => {
+Deno.test("stand-in: MM_SIM_SESSIONS with an unknown value is reported on stderr, and full is used", async () => {
   await withPeer({ env: { MM_SIM_SESSIONS: "some" } }, async (peer) => {
     const capabilities = capabilitiesOf(await peer.initialize());
     assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {} });
@@ -1001,7 +982,7 @@ function steps(peer: Peer): string[] {
   });
 }
 
-Deno.test("another tool named in the question is called as host_info is, with arguments from its schema", async () => {
+Deno.test("stand-in: another tool named in the question is called as host_info is, with arguments from its schema", async () => {
   await withClock({}, async (peer) => {
     await peer.initialize([HOST_INFO, CLOCK]);
     const session = await peer.newSession();
@@ -1033,7 +1014,7 @@ Deno.test("another tool named in the question is called as host_info is, with ar
   });
 });
 
-Deno.test("another tool named as client_<name>, in any case, is called, and host_info only for named topics", async () => {
+Deno.test("stand-in: another tool named as client_<name>, in any case, is called, and host_info only for named topics", async () => {
   await withClock({}, async (peer) => {
     await peer.initialize([HOST_INFO, CLOCK]);
     const session = await peer.newSession();
@@ -1050,7 +1031,7 @@ Deno.test("another tool named as client_<name>, in any case, is called, and host
   });
 });
 
-Deno.test("a tool the question does not name is not called", async () => {
+Deno.test("stand-in: a tool the question does not name is not called", async () => {
   await withClock({}, async (peer) => {
     await peer.initialize([HOST_INFO, CLOCK]);
     const session = await peer.newSession();
@@ -1070,7 +1051,7 @@ Deno.test("a tool the question does not name is not called", async () => {
   });
 });
 
-Deno.test("another tool asks permission when yolo is false, titled client: <name>, and may be refused", async () => {
+Deno.test("stand-in: another tool asks permission when yolo is false, titled client: <name>, and may be refused", async () => {
   await withClock({ agent: agentYaml({ yolo: false }) }, async (peer) => {
     peer.handlers["session/request_permission"] = (params) => {
       const toolCall = params.toolCall as { title: string };
@@ -1105,7 +1086,7 @@ Deno.test("another tool asks permission when yolo is false, titled client: <name
   });
 });
 
-Deno.test("another tool offered by request discovery is called in the session that listed it", async () => {
+Deno.test("stand-in: another tool offered by request discovery is called in the session that listed it", async () => {
   await withClock({ agent: agentYaml({ discovery: "request" }) }, async (peer) => {
     peer.handlers["_org.mini-me/tools/list"] = () => ({ result: { tools: [CLOCK, HOST_INFO] } });
     await peer.initialize(true);
@@ -1121,7 +1102,7 @@ Deno.test("another tool offered by request discovery is called in the session th
   });
 });
 
-Deno.test("stepwise model: another tool has its sentence, its call in progress and its result, in turn", async () => {
+Deno.test("stand-in: stepwise model: another tool has its sentence, its call in progress and its result, in turn", async () => {
   await withClock({ env: { MM_SIM_MODEL: "stepwise" } }, async (peer) => {
     await peer.initialize([HOST_INFO, CLOCK]);
     const session = await peer.newSession();
@@ -1143,7 +1124,7 @@ Deno.test("stepwise model: another tool has its sentence, its call in progress a
   });
 });
 
-Deno.test("another tool's result is cut to maxOutput and its errors read as host_info's do", async () => {
+Deno.test("stand-in: another tool's result is cut to maxOutput and its errors read as host_info's do", async () => {
   await withClock({ agent: agentYaml({ maxOutput: 20 }) }, async (peer) => {
     let calls = 0;
     peer.handlers[CLOCK.method] = () =>

@@ -1,26 +1,52 @@
+// Terminal control characters are what several of these tests are about.
+// deno-lint-ignore-file no-control-regex
+
 /**
- * What the user sees of what real ACP agents send: tool calls announced or
- * not, renamed, with content that replaces earlier content, output only in
- * `rawOutput`, `diff` and `terminal` blocks, text glued across a call, the
- * session's settings, and a turn the agent cancels by itself. The real client
- * against the misbehaving peer (`test/rogue-mm`), whose every update and
- * permission request is first checked against the ACP v1 schema.
+ * What the user sees: the conversation on stdout and everything else on stderr, apart or in one
+ * pipe; tool calls in every shape ACP gives them (announced or not, renamed, with content that
+ * replaces earlier content, output only in `rawOutput`, `diff` and `terminal` blocks, text glued
+ * across a call, a turn the agent cancels by itself); each line whole under a model that works
+ * one step at a time; `--verbose` and `--trace`; colour; mm's control characters shown, not
+ * obeyed; mm's own log passed through. The misbehaving peer (`test/rogue-mm`) plays real ACP
+ * agents here, and its every update and permission request is first checked against the ACP v1
+ * schema.
  */
 
 import assert from "node:assert/strict";
-import { type ClientResult, type ClientRun, rogue, runClient } from "./_run.ts";
+import { DEFAULT_QUESTION, hostInfo, showControls } from "../client.ts";
+import {
+  ANSWER_PREFIX,
+  assertNoPeerLeft,
+  clientCommand,
+  type ClientResult,
+  type ClientRun,
+  discovery,
+  MM_SIM,
+  RESULT_LINE,
+  ROGUE,
+  runClient,
+  runRogue,
+  runShell,
+  tempFile,
+  traced,
+} from "./_run.ts";
 import { checkReceivedFrames } from "./_schema.ts";
+import { doneWithoutPrompt, hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import { HOSTILE } from "./rogue_mm.ts";
 
-const QUESTION = "❓ What operating system does my machine run, and how much memory does it have?";
+const QUESTION = `❓ ${DEFAULT_QUESTION}`;
+const OS_TEXT = hostInfo("os").content[0].text;
 
 /** Runs a scenario of the peer; its frames must be valid ACP v1. */
 async function scenario(name: string, run: ClientRun = {}): Promise<ClientResult> {
-  const result = await runClient({ ...rogue(name, run), deadlineMs: 20_000 });
+  const result = await runRogue(name, run);
   if (!run.noTrace) {
     assert.deepEqual(checkReceivedFrames(result.stderr), [], "the peer sends ACP v1");
   }
   return result;
 }
+
+// ─── Tool calls as real agents send them ─────────────────────────────────────
 
 Deno.test("rendering: a permission for a call nobody announced shows the call, and its refusal, on stdout", async () => {
   const run = await scenario("unannounced-permission");
@@ -144,12 +170,288 @@ Deno.test("rendering: a turn mm cancels by itself after a refusal is [cancelled]
     ),
     run.stderr,
   );
-  const unasked = await scenario("cancelled-unasked");
-  assert.equal(unasked.code, 130);
-  assert.ok(
-    unasked.log.includes("[client] mm ended the turn as cancelled; the client did not ask"),
-    unasked.stderr,
-  );
   const quiet = await scenario("self-cancel", { args: ["-q"] });
   assert.ok(quiet.log.some((line) => line.startsWith("[client] mm ended the turn as cancelled")));
+});
+
+Deno.test("rendering: failed calls, non-text content, and nothing of unknown kinds", async () => {
+  const run = await runRogue("render", { noTrace: true });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out, [
+    QUESTION,
+    "🛠️ client: host_info",
+    "✖ client: host_info failed",
+    "│ first line",
+    "│ second line",
+    "🛠️ renamed",
+    "✖ renamed failed",
+    "🛠️ c",
+    "✖ c failed",
+    "│ [image]",
+    "│ diff /x (+0 −0 lines)",
+    "An answer",
+    "[image]",
+    "ends here.",
+    "[end_turn]",
+  ]);
+  assert.ok(!run.stderr.includes("thinking hard"), "no thoughts without --verbose");
+  assert.ok(!run.stderr.includes("usage"), "no usage without --verbose");
+});
+
+Deno.test("rendering: tool text is split into lines at \\r\\n as well as \\n", async () => {
+  const run = await runRogue("crlf-tool-text");
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out.slice(-4), ["🛠️ crlf", "│ a", "│ b", "[end_turn]"]);
+  assert.ok(!run.stdout.includes("\r"), JSON.stringify(run.stdout));
+});
+
+Deno.test("rendering: a tool text's last line end adds no line, an open thought line is ended before the answer, and updates that are not objects are ignored", async () => {
+  const run = await runRogue("odd-updates", { noTrace: true, args: ["--verbose"] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out.slice(1), [
+    "🛠️ client: host_info",
+    "│ one",
+    "│ two",
+    "Done.",
+    "[end_turn]",
+  ]);
+  // The thought's open line is ended on stderr before the answer goes on.
+  assert.ok(run.stderr.includes("a thought without its line end\n"), JSON.stringify(run.stderr));
+});
+
+// ─── A model that works one step at a time ───────────────────────────────────
+
+Deno.test("rendering: under a stepwise model each sentence, tool line and result is a line of its own, one call after another", async () => {
+  const run = await runClient({ env: { MM_SIM_MODEL: "stepwise" } });
+  assert.equal(run.code, 0, run.stderr);
+  const { session } = discovery(run.log);
+  assert.deepEqual(run.out.slice(0, 7), [
+    QUESTION,
+    "Let me ask host_info about the operating system. ",
+    "🛠️ client: host_info",
+    `│ ${OS_TEXT}`,
+    "Let me ask host_info about the memory. ",
+    "🛠️ client: host_info",
+    run.out[6],
+  ]);
+  assert.match(run.out[6], RESULT_LINE.memory);
+  assert.ok(run.out[7].startsWith(`${ANSWER_PREFIX}operating system: `), run.out[7]);
+  assert.equal(run.out[8], "[end_turn]");
+  assert.equal(run.out.length, 9);
+  // One call at a time: the second call reaches the client after the first result came back.
+  const frames = traced(run.stderr);
+  const secondCall = frames.find((t) => !t.sent && t.frame.params?.topic === "memory");
+  const firstResult = frames.find((t) =>
+    (t.frame.params?.update as { status?: string } | undefined)?.status === "completed"
+  );
+  assert.ok(firstResult && secondCall && firstResult.at < secondCall.at, "one after the other");
+  assert.ok(run.log.includes(`[client] host_info {"topic":"memory"} (session ${session})`));
+});
+
+Deno.test("rendering: under a stepwise model a failed call's failure and text follow the sentence on lines of their own", async () => {
+  const run = await runClient({ args: ["How big is my disk?"], env: { MM_SIM_MODEL: "stepwise" } });
+  assert.equal(run.code, 0, run.stderr);
+  const at = run.out.indexOf("✖ client: host_info failed");
+  assert.ok(at > 0, run.stdout);
+  assert.equal(
+    run.out[at + 1],
+    '│ [client tool error: unknown topic "disk"; use one of: os, cpu, memory, uptime]',
+  );
+  assert.equal(run.out[at - 1], "🛠️ client: host_info");
+});
+
+// ─── stdout and stderr ───────────────────────────────────────────────────────
+
+Deno.test("rendering: stdout is exactly the conversation whatever stderr carries, --trace and --verbose change nothing on it, and there is no trace without --trace", async () => {
+  const run = await runRogue("interleave", { args: ["--verbose"] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, `${QUESTION}\nPart one, part two, part three. The end\n[end_turn]\n`);
+
+  const question = "What operating system does my machine run?";
+  const [loud, quiet] = await Promise.all([
+    runClient({ args: ["--verbose", question] }),
+    runClient({ noTrace: true, args: [question] }),
+  ]);
+  assert.equal(loud.code, 0, loud.stderr);
+  assert.equal(quiet.code, 0, quiet.stderr);
+  assert.equal(loud.stdout, quiet.stdout, "--trace and --verbose change nothing on stdout");
+  assert.ok(!quiet.stdout.includes("[client]") && !quiet.stdout.includes("[acp]"), quiet.stdout);
+  assert.ok(quiet.out.every((l) => !l.startsWith("→") && !l.startsWith("←")));
+  assert.ok(!quiet.stderr.includes("→ "), "no trace without --trace");
+});
+
+/** What starts a line the client or mm writes; none may start in the middle of another line. */
+const LINE_STARTS = ["→ ", "← ", "[client]", "[acp] ", "usage:", "thinking hard", "🛠️ ", "│ "];
+
+/** Lines that start in the middle of another, in a run whose streams share one pipe. */
+function glued(output: string): string[] {
+  return output.split("\n").filter((line) =>
+    !line.startsWith("→ ") && !line.startsWith("← ") &&
+    LINE_STARTS.some((start) => line.includes(start) && !line.startsWith(start))
+  );
+}
+
+Deno.test("rendering: with stdout and stderr in one pipe no line starts in the middle of another, and the stand-in's runs have no empty line", async () => {
+  const pidFile = tempFile("pid", "");
+  const runs: [string, string[], Record<string, string>][] = [
+    ["the peer's interleaved turn", ["--mm", ROGUE, "--trace", "--verbose"], {
+      ROGUE_SCENARIO: "interleave",
+      ROGUE_PID_FILE: pidFile,
+    }],
+    ["the stand-in", ["--mm", MM_SIM, "--trace", "--verbose"], {}],
+    ["the stand-in, stepwise", ["--mm", MM_SIM, "--trace", "--verbose"], {
+      MM_SIM_MODEL: "stepwise",
+    }],
+    ["the stand-in, -q", ["--mm", MM_SIM, "-q", "--verbose"], {}],
+  ];
+  const [interleaved, standIn, stepwise, quiet] = await Promise.all(
+    runs.map(([, args, env]) => runShell(`exec ${clientCommand(args)} 2>&1`, env)),
+  );
+  for (const [i, run] of [interleaved, standIn, stepwise, quiet].entries()) {
+    assert.equal(run.code, 0, `${runs[i][0]}: ${run.stdout}`);
+    assert.deepEqual(glued(run.stdout), [], `${runs[i][0]}: ${run.stdout}`);
+  }
+  for (const piece of ["Part one,", " part two,", " part three.", " The end"]) {
+    assert.ok(interleaved.stdout.includes(piece), `${piece} is shown`);
+  }
+  assert.ok(interleaved.stdout.includes("\n[client] bad frame from mm: not json\n"));
+  assertNoPeerLeft(pidFile);
+  for (const run of [standIn, stepwise]) {
+    assert.match(run.stdout, /\nusage: /);
+    assert.ok(!run.stdout.includes("\n\n"), `an empty line in one pipe: ${run.stdout}`);
+    assert.match(run.stdout, /\n\[end_turn\]\n/);
+  }
+  assert.ok(
+    !quiet.stdout.includes("\n\n") && quiet.stdout.endsWith("\n"),
+    JSON.stringify(quiet.stdout),
+  );
+});
+
+Deno.test("rendering: mm's log lines come through the client whole, and the last ones arrive when mm exits at once", async () => {
+  const run = await runRogue("stderr-burst-exit");
+  assert.equal(run.code, 1, run.stderr.slice(-500));
+  const lines = run.log.filter((l) => l.startsWith("[mm] line "));
+  assert.deepEqual(lines, Array.from({ length: 3000 }, (_, i) => `[mm] line ${i + 1}`));
+  assert.equal(run.log.at(-1), "error: mm exited with code 3 before the turn ended");
+});
+
+// ─── --verbose and --trace ───────────────────────────────────────────────────
+
+Deno.test("rendering: --verbose shows thoughts, plans and usage on stderr, never on stdout", async () => {
+  const run = await runRogue("render", { noTrace: true, args: ["--verbose"] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(run.log.includes("thinking hard"));
+  assert.ok(run.log.includes("plan:"));
+  assert.ok(run.log.includes("  [completed] look"));
+  assert.ok(run.log.includes("  [pending] answer"));
+  assert.ok(run.log.includes("usage: 1234 of 32768 tokens, cost 0.02 USD"));
+  assert.ok(!run.stdout.includes("thinking hard") && !run.stdout.includes("usage"));
+  assert.ok(!run.stderr.includes("\x1b["), "no colour when stderr is not a terminal");
+});
+
+Deno.test("rendering: --trace shows every frame in order, → sent and ← received", async () => {
+  const run = await runClient({});
+  const methods = traced(run.stderr).map(({ sent, frame }) =>
+    `${sent ? "→" : "←"} ${frame.method ?? `answer ${frame.id}`}`
+  );
+  assert.deepEqual(methods.slice(0, 5), [
+    "→ initialize",
+    "← answer 0",
+    "→ session/new",
+    "← answer 1",
+    "→ session/prompt",
+  ]);
+  assert.equal(methods.at(-1), "← answer 2");
+  assert.equal(methods.filter((m) => m === "← _demo.minime/host_info").length, 2);
+});
+
+// ─── Colour ──────────────────────────────────────────────────────────────────
+
+Deno.test({
+  name:
+    "rendering: at a terminal failed calls are red and thoughts dim; NO_COLOR set but empty leaves colour on, NO_COLOR=1 turns it off",
+  ignore: !hasScript,
+  async fn() {
+    const onTerminal = async (env: Record<string, string>) => {
+      const args = ["--mm", MM_SIM, "--verbose", "How big is my disk?"];
+      const terminal = inTerminal(clientCommand(args), { env, deadlineMs: 20_000 });
+      const { code, screen } = await doneWithoutPrompt(terminal, "[end_turn]");
+      assert.equal(code, 0, JSON.stringify(screen));
+      return screen;
+    };
+    const envs: Record<string, string>[] = [{}, { NO_COLOR: "" }, { NO_COLOR: "1" }];
+    const [unset, empty, one] = await Promise.all(envs.map(onTerminal));
+    for (const coloured of [unset, empty]) {
+      assert.ok(
+        coloured.includes("\x1b[31m✖ client: host_info failed\x1b[0m"),
+        JSON.stringify(coloured),
+      );
+      assert.ok(coloured.includes("\x1b[2mThe user asks about the machine"), coloured);
+    }
+    // NO_COLOR is about colour: the progress line may still erase itself.
+    assert.ok(!/\x1b\[[\d;]*m/.test(one), JSON.stringify(one));
+    assert.ok(visibleLines(one).includes("✖ client: host_info failed"), JSON.stringify(one));
+  },
+});
+
+// ─── Control characters ──────────────────────────────────────────────────────
+
+Deno.test("rendering: control characters from mm are shown as their pictures, not obeyed", () => {
+  assert.equal(showControls("\x1b[2J\x1b]0;pwned\x07"), "␛[2J␛]0;pwned␇");
+  assert.equal(showControls("over\rwrite\bx\x00"), "over␍write␈x␀");
+  assert.equal(showControls("line\r\nnext\ttab\n"), "line\nnext\ttab\n");
+  assert.equal(showControls("\x7f\x9b2J é 日本"), "␡�2J é 日本");
+});
+
+/** HOSTILE as a terminal must show it: control characters as their pictures. */
+const HOSTILE_SHOWN = HOSTILE
+  .replace(/[\x00-\x08\x0b-\x1f]/g, (c) => String.fromCodePoint(0x2400 + c.codePointAt(0)!))
+  .replace(/\x7f/g, "␡")
+  .replace(/[\x80-\x9f]/g, "\ufffd");
+
+Deno.test({
+  name:
+    "rendering: at a terminal mm's control characters are shown, not obeyed; the client's colours stay",
+  ignore: !hasScript,
+  async fn() {
+    const pidFile = tempFile("pid", "");
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE, "How big is my disk?"]), {
+      env: { ROGUE_SCENARIO: "hostile-text", ROGUE_PID_FILE: pidFile },
+      deadlineMs: 20_000,
+    });
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    // Drop what the client itself may write (colours, its progress line and
+    // erasing it) and the terminal's own line ends: nothing else may obey.
+    const rest = screen.replace(/\x1b\[[0-9;]*m/g, "")
+      .replace(/(\r*\x1b\[K)?[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for [^\r\n\x1b]* \d+ s\r*/g, "")
+      .replace(/\r*\x1b\[K/g, "")
+      .replaceAll("\r\n", "\n");
+    for (const [name, c] of Object.entries({ ESC: "\x1b", CR: "\r", BEL: "\x07", BS: "\b" })) {
+      assert.ok(!rest.includes(c), `a raw ${name} reached the terminal: ${JSON.stringify(screen)}`);
+    }
+    assert.ok(!/[\x7f-\x9f]/.test(rest), `a raw DEL or C1 control: ${JSON.stringify(screen)}`);
+    const lines = visibleLines(screen);
+    for (
+      const wanted of [
+        `🛠️ ti␍tle${HOSTILE_SHOWN}`,
+        `│ result${HOSTILE_SHOWN}`,
+        "[client] bad frame from mm: ␛[2Jbad frame␇",
+      ]
+    ) {
+      assert.ok(lines.includes(wanted), `${JSON.stringify(wanted)} in ${JSON.stringify(screen)}`);
+    }
+    assert.ok(rest.includes(`answer${HOSTILE_SHOWN}␍end`), JSON.stringify(screen));
+    assert.ok(rest.includes("␛[2J"));
+    assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test("rendering: in a pipe mm's text reaches stdout byte for byte", async () => {
+  const run = await runRogue("hostile-text");
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(run.out.includes(`🛠️ ti\rtle${HOSTILE}`), JSON.stringify(run.stdout));
+  assert.ok(run.out.includes(`│ result${HOSTILE}`), JSON.stringify(run.stdout));
+  assert.ok(run.stdout.includes(`answer${HOSTILE}\rend`), JSON.stringify(run.stdout));
+  assert.ok(!run.stdout.includes("␛"));
 });

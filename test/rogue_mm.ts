@@ -1,5 +1,5 @@
 /**
- * A peer that plays mm badly on purpose, for the hardening tests: raw
+ * A peer that plays mm badly on purpose, for the tests of peers, rendering, cancellation and ending: raw
  * newline-delimited JSON, no SDK, one scenario per run (`ROGUE_SCENARIO`).
  * Unlike `mm_sim.ts` it is not faithful to mm; it is what a broken or hostile
  * agent could send. It reports what it saw as `[rogue] …` lines on stderr.
@@ -15,9 +15,15 @@ let wake: (() => void) | undefined;
 let closed = false;
 /** Set by a scenario that stops reading its stdin for good. */
 let deaf = false;
+/**
+ * When the peer last began to write (`Date.now()`): the client cannot have heard anything from it
+ * since, so a test can time from here what the client does after hearing it.
+ */
+let lastSent = 0;
 
 /** Writes raw text to stdout, in 64 KiB writes; false once stdout is gone. */
 async function write(raw: string): Promise<boolean> {
+  lastSent = Date.now();
   const bytes = encoder.encode(raw);
   for (let at = 0; at < bytes.length;) {
     try {
@@ -143,7 +149,11 @@ const scenarios: Record<string, () => Promise<void>> = {
     await endTurn(await handshake({ initialize: { result: { protocolVersion: 2 } } }));
   },
   async "silent-session"() {
-    await handshake({ session: "silent" });
+    const init = await next(request("initialize"));
+    await send({ id: init.id, result: { protocolVersion: 1 } });
+    report(`answered initialize at ${lastSent}`);
+    await next(request("session/new"));
+    await next(() => false);
   },
   async "refusal"() {
     await endTurn(await handshake(), "refusal");
@@ -407,10 +417,11 @@ const scenarios: Record<string, () => Promise<void>> = {
     const helper = new Deno.Command("sleep", { args: ["60"] }).spawn();
     Deno.writeTextFileSync(Deno.env.get("ROGUE_PID_FILE")!, `${Deno.pid} ${helper.pid}`);
     await endTurn(prompt);
+    report(`ended the turn at ${lastSent}`);
     setInterval(() => {}, 1000); // and mm itself ignores the end of its stdin
   },
 
-  // ─── Real conditions ───────────────────────────────────────────────────────
+  // ─── Noise, floods and odd text ────────────────────────────────────────────
   async "garbage"() {
     const prompt = await handshake();
     const lines = Number(Deno.env.get("ROGUE_GARBAGE_LINES") ?? 25);
@@ -641,10 +652,9 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "silent"() {
     // A model that says nothing at all, and ends the turn only when it is cancelled.
     const prompt = await handshake();
+    const silentSince = lastSent;
     const cancel = await next((m) => m.method === "session/cancel");
-    report(
-      `got ${JSON.stringify(cancel)} after ${Date.now() - Number(Deno.env.get("ROGUE_T0"))} ms`,
-    );
+    report(`got ${JSON.stringify(cancel)} after ${Date.now() - silentSince} ms of silence`);
     await endTurn(prompt, "cancelled");
   },
   async "slow-client-call"() {

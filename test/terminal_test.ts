@@ -1,20 +1,85 @@
 /**
- * At a real terminal (a pseudo-terminal from util-linux `script`): the progress line fits the
- * terminal's width, is not drawn on a dumb terminal, and leaves nothing behind when mm's own log
- * line is shorter; `-` says how to end the question.
+ * At a real terminal (a pseudo-terminal from util-linux `script`): the progress line — what the
+ * client waits for and for how long, fitted to the terminal's width, never drawn on a dumb
+ * terminal or off a terminal, never over an answer's line, erased before what comes next — and
+ * the prompts: `-i`'s `> ` after each turn and `-`'s hint. (Ctrl-C typed at a terminal is in
+ * cancellation_test.ts; colour and control characters at a terminal in rendering_test.ts.)
  */
 
 // Terminal control characters are what these tests are about.
 // deno-lint-ignore-file no-control-regex
 
 import assert from "node:assert/strict";
-import { ROOT } from "./_run.ts";
-import { clientCommand, hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import {
+  ANSWER_LINE,
+  assertInOrder,
+  assertTurn,
+  clientCommand,
+  MM_SIM,
+  RESULT_LINE,
+  ROGUE,
+  runClient,
+  sleep,
+  turnsOf,
+} from "./_run.ts";
+import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import { scratchFile } from "./_scratch.ts";
 
-const MM_SIM = `${ROOT}/test/mm-sim`;
-const ROGUE = `${ROOT}/test/rogue-mm`;
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const PROGRESS = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for the model … \d+ s/;
+
+// ─── The progress line ───────────────────────────────────────────────────────
+
+Deno.test({
+  name:
+    "terminal: the progress line shows what the client waits for and for how long, erased before the next line",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "How much memory?"]), {
+      env: { MM_SIM_THINK_MS: "2500" },
+    });
+    const { code, screen } = await terminal.done(30_000);
+    assert.equal(code, 0, JSON.stringify(screen));
+    assert.match(screen, PROGRESS);
+    assert.match(screen, /waiting for the model … 2 s/, "the seconds are counted");
+    const lines = visibleLines(screen);
+    assert.deepEqual(lines.filter((l) => l.includes("waiting for")), [], lines.join("\n"));
+    assertInOrder(lines, ["❓ How much memory?", "🛠️ client: host_info", RESULT_LINE.memory]);
+    assert.ok(lines.includes("[end_turn]"), lines.join("\n"));
+  },
+});
+
+Deno.test({
+  name:
+    "terminal: with -q the progress line is on stderr and erased, and stdout in a file is the answer alone",
+  ignore: !hasScript,
+  async fn() {
+    const stdoutFile = scratchFile("answer-");
+    const terminal = inTerminal(
+      `${clientCommand(["--mm", MM_SIM, "-q", "How much memory?"])} > '${stdoutFile}'`,
+      { env: { MM_SIM_THINK_MS: "500" } },
+    );
+    const { code, screen } = await terminal.done(30_000);
+    assert.equal(code, 0, JSON.stringify(screen));
+    assert.match(screen, PROGRESS);
+    const lines = visibleLines(screen);
+    assert.deepEqual(lines.filter((l) => l.includes("waiting for")), [], lines.join("\n"));
+    const stdout = Deno.readTextFileSync(stdoutFile);
+    assert.match(stdout, /\n$/);
+    assert.equal(stdout.split("\n").length, 2, JSON.stringify(stdout));
+    assert.match(stdout.trimEnd(), ANSWER_LINE.memory);
+  },
+});
+
+Deno.test("terminal: off a terminal there is no progress line: no waiting line, no \\r, no escape code", async () => {
+  const run = await runClient({ noTrace: true, env: { MM_SIM_THINK_MS: "500", NO_COLOR: "" } });
+  assert.equal(run.code, 0, run.stderr);
+  for (const [name, text] of [["stdout", run.stdout], ["stderr", run.stderr]]) {
+    assert.ok(!text.includes("waiting for"), `${name}: ${JSON.stringify(text)}`);
+    assert.ok(!text.includes("\r"), `${name}: ${JSON.stringify(text)}`);
+    assert.ok(!text.includes("\x1b"), `${name}: ${JSON.stringify(text)}`);
+  }
+});
 
 Deno.test({
   name: "terminal: in a 20-column terminal the progress line is one row, however long its label",
@@ -45,7 +110,7 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "How big is my disk?"]), {
-      env: { MM_SIM_THINK_MS: "1200", TERM: "dumb" },
+      env: { MM_SIM_THINK_MS: "300", TERM: "dumb" },
       deadlineMs: 20_000,
     });
     const { code, screen } = await terminal.done();
@@ -56,6 +121,20 @@ Deno.test({
       `escape codes on a dumb terminal: ${JSON.stringify(screen)}`,
     );
     assert.ok(!SPINNER.test(screen) && !screen.includes("waiting for"), JSON.stringify(screen));
+  },
+});
+
+Deno.test({
+  name: "terminal: the progress line never wipes an answer's half-written line",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
+      env: { ROGUE_SCENARIO: "pause-mid-answer" },
+    });
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, screen);
+    const lines = visibleLines(screen);
+    assert.ok(lines.includes("Half an answer and the rest."), JSON.stringify(lines));
   },
 });
 
@@ -73,6 +152,53 @@ Deno.test({
     assert.ok(rows.includes("[mm] hi"), JSON.stringify(rows));
     assert.ok(!rows.some((row) => row.includes("waiting")), JSON.stringify(rows));
     assert.ok(SPINNER.test(screen), "the progress line was drawn before mm's line came");
+  },
+});
+
+// ─── Prompts ─────────────────────────────────────────────────────────────────
+
+Deno.test({
+  name:
+    "terminal: -i shows a > prompt on stderr after each turn; a blank line asks again, a typed line runs a turn, Ctrl-D ends with exit 0",
+  ignore: !hasScript,
+  async fn() {
+    // stdout goes to a file: what the terminal shows is stderr alone.
+    const stdoutFile = scratchFile("conversation-");
+    const terminal = inTerminal(
+      `${clientCommand(["--mm", MM_SIM, "-i", "How much memory?"])} > '${stdoutFile}'`,
+      { deadlineMs: 40_000 },
+    );
+    const prompts = () => terminal.screen().split("> ").length - 1;
+    await terminal.waitFor("> ");
+    await terminal.type("\r");
+    await terminal.waitFor(/> [^]*> /);
+    assert.equal(prompts(), 2, JSON.stringify(terminal.screen()));
+    await terminal.type("How long is it up?\r");
+    await terminal.waitFor(/> How long is it up\?\r\n[^]*> /);
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done(10_000);
+    assert.equal(code, 0, JSON.stringify(screen));
+    const out = Deno.readTextFileSync(stdoutFile).split("\n").filter((l) => l !== "");
+    const turns = turnsOf(out);
+    assert.equal(turns.length, 2, out.join("\n"));
+    assertTurn(turns[0], "How much memory?", RESULT_LINE.memory, "memory");
+    assertTurn(turns[1], "How long is it up?", RESULT_LINE.uptime, "uptime");
+    assert.ok(!out.some((l) => l.includes("> ")), "the prompt is not on stdout");
+  },
+});
+
+Deno.test({
+  name: "terminal: -i without a question: the first prompt is not covered by a progress line",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "-i"]));
+    await terminal.waitFor("> ");
+    await sleep(600);
+    const afterPrompt = terminal.screen().slice(terminal.screen().lastIndexOf("> "));
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, screen);
+    assert.ok(!afterPrompt.includes("waiting for"), JSON.stringify(afterPrompt));
   },
 });
 

@@ -1,19 +1,310 @@
 /**
- * Tools the client lends: the registry, tools that answer later, tools mm cancels, tools that
- * fail. The real client, or a copy of it with tools added to `TOOLS` exactly as the README says,
- * as a process against a peer that calls them directly (`test/rogue-mm`).
+ * The tools the client lends mm: the `TOOLS` registry and how it is offered (meta and request
+ * discovery), `host_info` itself (its texts, pure, and its results and error results end to end),
+ * what the client does not lend, and tools a copier adds — tools that answer later, that mm
+ * cancels, that fail — through a copy of client.ts with tools added to `TOOLS` exactly as the
+ * README says, against the stand-in or a peer that calls them directly (`test/rogue-mm`).
  */
 
 import assert from "node:assert/strict";
 import {
+  describeUptime,
+  gib,
+  hostInfo,
+  initializeParams,
+  osName,
+  readToolCall,
+  TOOL_DESCRIPTIONS,
+  TOOLS,
+} from "../client.ts";
+import { validateToolList } from "./mm_sim.ts";
+import {
   agentFileWith,
+  ANSWER_PREFIX,
+  assertInOrder,
   type ClientResult,
   clientWithTools,
-  rogue,
+  discovery,
+  RESULT_LINE,
   ROOT,
   runClient,
+  runRogue,
+  seen,
+  traced,
 } from "./_run.ts";
-import { TOOL_DESCRIPTIONS, TOOLS } from "../client.ts";
+
+const OS_TEXT = hostInfo("os").content[0].text;
+const TOOL_ERROR = (text: string) => `│ [client tool error: ${text}]`;
+
+// ─── host_info, pure ─────────────────────────────────────────────────────────
+
+Deno.test("host_info: names operating systems as people do", () => {
+  assert.equal(osName("linux"), "Linux");
+  assert.equal(osName("darwin"), "macOS");
+  assert.equal(osName("windows"), "Windows");
+  assert.equal(osName("freebsd"), "Freebsd");
+});
+
+Deno.test("host_info: writes sizes in GiB with one decimal", () => {
+  assert.equal(gib(16_106_127_360), "15.0 GiB");
+  assert.equal(gib(16_965_120_000), "15.8 GiB");
+});
+
+Deno.test("host_info: writes uptime in days, hours and minutes with the UTC start", () => {
+  const now = new Date("2026-11-30T12:13:30Z");
+  assert.equal(
+    describeUptime(3 * 86400 + 4 * 3600 + 12 * 60 + 30, now),
+    "up 3 days, 4 hours, 12 minutes (since 2026-11-27 08:01 UTC)",
+  );
+  assert.equal(
+    describeUptime(86400 + 60, now),
+    "up 1 day, 0 hours, 1 minute (since 2026-11-29 12:12 UTC)",
+  );
+  assert.equal(describeUptime(42, now), "up 0 minutes (since 2026-11-30 12:12 UTC)");
+  assert.equal(describeUptime(3600 * 2, now), "up 2 hours, 0 minutes (since 2026-11-30 10:13 UTC)");
+});
+
+Deno.test("host_info: reports this machine's facts in the documented shapes", () => {
+  const text = (topic: string) => {
+    const result = hostInfo(topic);
+    assert.equal(result.isError, undefined, `${topic}: ${result.content[0].text}`);
+    return result.content[0].text;
+  };
+  assert.match(text("os"), /^(Linux|macOS|Windows|\S+) \S+ \(\w+\/\w+\), host name \S+$/);
+  assert.ok(text("os").includes(`(${Deno.build.os}/${Deno.build.arch})`));
+  assert.match(text("cpu"), /^\d+ × .+ \(\w+\), load average \d+\.\d\d \d+\.\d\d \d+\.\d\d$/);
+  assert.match(text("memory"), /^\d+\.\d GiB free of \d+\.\d GiB$/);
+  assert.match(text("uptime"), /^up .*minutes? \(since \d{4}-\d\d-\d\d \d\d:\d\d UTC\)$/);
+});
+
+Deno.test("host_info: an unknown topic is an error result", () => {
+  assert.deepEqual(hostInfo("disk"), {
+    content: [{ type: "text", text: 'unknown topic "disk"; use one of: os, cpu, memory, uptime' }],
+    isError: true,
+  });
+});
+
+Deno.test("host_info: a missing or non-string topic is an error result", () => {
+  for (const topic of [undefined, null, 42, ["os"], { topic: "os" }]) {
+    assert.deepEqual(hostInfo(topic), {
+      content: [{
+        type: "text",
+        text: 'missing parameter "topic"; use one of: os, cpu, memory, uptime',
+      }],
+      isError: true,
+    });
+  }
+});
+
+Deno.test("host_info: a machine fact it cannot read is an error result, not a crash", () => {
+  const loadavg = Deno.loadavg;
+  Object.assign(Deno, {
+    loadavg: () => {
+      throw new Error("no /proc/loadavg");
+    },
+  });
+  try {
+    assert.deepEqual(hostInfo("cpu"), {
+      content: [{ type: "text", text: "host_info could not read cpu: no /proc/loadavg" }],
+      isError: true,
+    });
+  } finally {
+    Object.assign(Deno, { loadavg });
+  }
+});
+
+// ─── The registry and how it is offered ──────────────────────────────────────
+
+Deno.test("tools: a call's arguments are the params without _meta, its session from _meta", () => {
+  assert.deepEqual(
+    readToolCall({ topic: "os", _meta: { "org.mini-me/sessionId": "s1" } }),
+    { args: { topic: "os" }, sessionId: "s1" },
+  );
+  assert.deepEqual(readToolCall({ topic: "os" }), { args: { topic: "os" }, sessionId: "?" });
+  assert.deepEqual(readToolCall({ _meta: { "org.mini-me/sessionId": 7 } }), {
+    args: {},
+    sessionId: "?",
+  });
+  assert.deepEqual(readToolCall(undefined), { args: {}, sessionId: "?" });
+  assert.deepEqual(readToolCall([1]), { args: [1], sessionId: "?" });
+});
+
+Deno.test("tools: host_info's description passes every rule of mini-me's list validation", () => {
+  const { tools, skipped } = validateToolList([...TOOL_DESCRIPTIONS]);
+  assert.deepEqual(skipped, []);
+  assert.equal(tools[0].modelName, "client_host_info");
+  const [hostInfoTool] = TOOL_DESCRIPTIONS;
+  assert.ok(hostInfoTool.method.startsWith("_"));
+  assert.equal(hostInfoTool.inputSchema.type, "object");
+  assert.deepEqual(Object.keys(hostInfoTool), ["name", "description", "method", "inputSchema"]);
+  assert.deepEqual(TOOLS.map((t) => t.name), ["host_info"]);
+});
+
+Deno.test("tools: every entry of TOOLS is offered as its description alone, the function left out", () => {
+  assert.deepEqual(TOOLS.map((t) => t.name), TOOL_DESCRIPTIONS.map((t) => t.name));
+  for (const [i, description] of TOOL_DESCRIPTIONS.entries()) {
+    const { call: _, ...rest } = TOOLS[i];
+    assert.deepEqual(description, rest);
+    assert.equal(JSON.stringify(description), JSON.stringify(rest), "it crosses the wire whole");
+  }
+});
+
+Deno.test("tools: initialize offers the list in meta mode, true in request mode, and no fs or terminal", () => {
+  const capabilities = (request: boolean) => initializeParams(request).clientCapabilities;
+  assert.deepEqual(capabilities(false)._meta, { "org.mini-me/tools": TOOL_DESCRIPTIONS });
+  assert.deepEqual(capabilities(true)._meta, { "org.mini-me/tools": true });
+  assert.deepEqual(capabilities(false).fs, { readTextFile: false, writeTextFile: false });
+  assert.equal(capabilities(false).terminal, false);
+  assert.equal(initializeParams(false).protocolVersion, 1);
+  assert.deepEqual(initializeParams(false).clientInfo, {
+    name: "host-info-client",
+    version: "0.3.0",
+  });
+});
+
+Deno.test("tools: meta discovery: mm sees client_host_info and the model's two calls are answered", async () => {
+  const run = await runClient();
+  assert.equal(run.code, 0, run.stderr);
+  const { session } = discovery(run.log);
+  assert.match(session, /^\d{8}-\d{6}-[0-9a-f]{8}$/);
+  assertInOrder(run.log, [
+    "[acp] client tools (meta): client_host_info",
+    `[client] discovery: meta, session ${session}`,
+    `[client] host_info {"topic":"os"} (session ${session})`,
+    `[client] host_info {"topic":"memory"} (session ${session})`,
+  ]);
+  assert.equal(
+    run.out[0],
+    "❓ What operating system does my machine run, and how much memory does it have?",
+  );
+  assert.equal(run.out[1], "🛠️ client: host_info");
+  assert.equal(run.out[2], "🛠️ client: host_info");
+  assert.equal(run.out[3], `│ ${OS_TEXT}`);
+  assert.match(run.out[4], RESULT_LINE.memory);
+  assert.ok(run.out[5].startsWith(`${ANSWER_PREFIX}operating system: `), run.out[5]);
+  assert.equal(run.out[6], "[end_turn]");
+  assert.equal(run.out.length, 7);
+  assert.ok(!run.log.some((l) => l.includes("list requested")), "meta mode asks for no list");
+});
+
+Deno.test("tools: request discovery: the list is answered while session/new is still pending", async () => {
+  const run = await runClient({
+    args: ["--request", "Which CPU does my machine have, and since when is it up?"],
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const { session } = discovery(run.log);
+  assertInOrder(run.log, [
+    `[client] list requested for session ${session}`,
+    `[acp] session ${session} client tools (request): client_host_info`,
+    `[client] discovery: request, session ${session}`,
+    `[client] host_info {"topic":"cpu"} (session ${session})`,
+    `[client] host_info {"topic":"uptime"} (session ${session})`,
+  ]);
+  assertInOrder(run.out, [
+    "❓ Which CPU does my machine have, and since when is it up?",
+    RESULT_LINE.cpu,
+    RESULT_LINE.uptime,
+    "[end_turn]",
+  ]);
+  // The list request came in before mm answered session/new.
+  const frames = traced(run.stderr);
+  const list = frames.find((t) => !t.sent && t.frame.method === "_org.mini-me/tools/list");
+  const opened = frames.find((t) =>
+    !t.sent && (t.frame.result as { sessionId?: string })?.sessionId === session
+  );
+  assert.ok(list && opened && list.at < opened.at, "list request before the session/new answer");
+});
+
+Deno.test("tools: request discovery under a stepwise model: the list is answered, the calls go one at a time, each line whole", async () => {
+  const run = await runClient({
+    args: ["--request", "Which CPU do I have, and since when is it up?"],
+    env: { MM_SIM_MODEL: "stepwise" },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const { session } = discovery(run.log);
+  assert.ok(run.log.includes(`[client] list requested for session ${session}`));
+  assert.deepEqual(run.out.filter((l) => l.startsWith("🛠️") || l.startsWith("Let me")), [
+    "Let me ask host_info about the CPU. ",
+    "🛠️ client: host_info",
+    "Let me ask host_info about the uptime. ",
+    "🛠️ client: host_info",
+  ]);
+  assert.equal(run.out.at(-1), "[end_turn]");
+});
+
+// ─── host_info, end to end ───────────────────────────────────────────────────
+
+Deno.test("host_info: an unknown topic reaches the model as an error result", async () => {
+  const run = await runClient({ args: ["How big is my disk?"] });
+  assert.equal(run.code, 0, run.stderr);
+  assertInOrder(run.out, [
+    "🛠️ client: host_info",
+    "✖ client: host_info failed",
+    TOOL_ERROR('unknown topic "disk"; use one of: os, cpu, memory, uptime'),
+    "[end_turn]",
+  ]);
+  assert.ok(run.stderr.includes('"isError":true'));
+});
+
+Deno.test("host_info: a call without a topic is stopped by mm's required-parameter check before it reaches the client", async () => {
+  const run = await runClient({ args: ["Tell me about it without a topic"] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(!run.log.some((l) => l.startsWith("[client] host_info")));
+  assertInOrder(run.out, [
+    "✖ client: host_info failed",
+    TOOL_ERROR("missing required parameters: topic"),
+  ]);
+});
+
+Deno.test("host_info: bad calls get an error result or the right log line, never a JSON-RPC error", async () => {
+  const run = await runRogue("bad-calls");
+  assert.equal(run.code, 0, run.stderr);
+  const missing =
+    '{"content":[{"type":"text","text":"missing parameter \\"topic\\"; use one of: os, cpu, memory, uptime"}],"isError":true}';
+  const lines = seen(run.log);
+  assert.equal(lines.length, 8);
+  for (const i of [0, 1, 2, 3, 7]) assert.ok(lines[i].endsWith(`"result":${missing}}`), lines[i]);
+  assert.match(lines[4], /"result":\{"content":\[\{"type":"text","text":"Linux|macOS|Windows/);
+  assert.match(lines[5], / GiB free of /);
+  assert.match(lines[6], / × /);
+  assert.ok(!lines.some((l) => l.includes('"error"')));
+  const calls = run.log.filter((l) => l.startsWith("[client] host_info "));
+  assert.deepEqual(calls, [
+    "[client] host_info [1,2] (session ?)",
+    '[client] host_info "os" (session ?)',
+    "[client] host_info {} (session ?)",
+    '[client] host_info {"topic":42} (session ?)',
+    '[client] host_info {"topic":"os","extra":true} (session ?)',
+    '[client] host_info {"topic":"memory"} (session ?)',
+    '[client] host_info {"topic":"cpu"} (session ?)',
+    "[client] host_info {} (session ?)",
+  ]);
+});
+
+Deno.test("tools: what the client does not lend (fs, terminal, unknown extensions) gets Method not found with its id", async () => {
+  const run = await runRogue("unknown-requests");
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(seen(run.log), [
+    'answer {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}',
+    'answer {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}}',
+    'answer {"jsonrpc":"2.0","id":"three","error":{"code":-32601,"message":"Method not found"}}',
+    'answer {"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found"}}',
+  ]);
+  assert.equal(run.out.at(-1), "[end_turn]");
+});
+
+Deno.test("tools: $/cancel_request for an answered or unknown request changes nothing", async () => {
+  const run = await runRogue("cancel-request");
+  assert.equal(run.code, 0, run.stderr);
+  const [answer] = seen(run.log);
+  assert.match(
+    answer,
+    /^answer \{"jsonrpc":"2\.0","id":300,"result":\{"content":\[\{"type":"text","text":"up /,
+  );
+  assert.equal(run.out.at(-1), "[end_turn]");
+});
+
+// ─── Tools a copier lends ────────────────────────────────────────────────────
 
 /** Three tools a copier might write: one that takes its time, one that throws, one that rejects. */
 const LENT = `  {
@@ -58,25 +349,19 @@ type Answer = { id: number; result?: { content: { text: string }[]; isError?: bo
 };
 
 /** The peer's reports of the answers it got, in the order they came. */
-function answers(stderr: string): Answer[] {
-  return stderr.split("\n").filter((l) => l.startsWith("[rogue] answer "))
-    .map((l) => JSON.parse(l.slice("[rogue] answer ".length)));
+function answers(run: ClientResult): Answer[] {
+  return seen(run.log).filter((l) => l.startsWith("answer "))
+    .map((l) => JSON.parse(l.slice("answer ".length)));
 }
 
+/** The peer calling the lent tools of a copy of the client (one run, shared by the tests). */
+let lentRun: Promise<ClientResult> | undefined;
 async function lentToolsRun() {
-  const run = await runClient({ ...rogue("lent-tools"), client: clientWithTools(LENT) });
+  lentRun ??= runRogue("lent-tools", { client: clientWithTools(LENT) });
+  const run = await lentRun;
   assert.equal(run.code, 0, run.stderr);
-  return { run, answers: answers(run.stderr) };
+  return { run, answers: answers(run) };
 }
-
-Deno.test("tools: every entry of TOOLS is offered as its description alone, the function left out", () => {
-  assert.deepEqual(TOOLS.map((t) => t.name), TOOL_DESCRIPTIONS.map((t) => t.name));
-  for (const [i, description] of TOOL_DESCRIPTIONS.entries()) {
-    const { call: _, ...rest } = TOOLS[i];
-    assert.deepEqual(description, rest);
-    assert.equal(JSON.stringify(description), JSON.stringify(rest), "it crosses the wire whole");
-  }
-});
 
 Deno.test("tools: a tool that answers later lets the client answer other calls meanwhile", async () => {
   const { run, answers: got } = await lentToolsRun();
@@ -120,8 +405,8 @@ Deno.test("tools: the permission policy follows TOOLS: a lent tool is allowed, i
   const { answers: got } = await lentToolsRun();
   const chosen = (id: number) => got.find((a) => a.id === id)?.result?.outcome?.optionId;
   assert.deepEqual([chosen(6), chosen(7)], ["yes", "yes"]);
-  const original = await runClient(rogue("lent-tools"));
-  const refused = answers(original.stderr);
+  const original = await runRogue("lent-tools");
+  const refused = answers(original);
   assert.equal(refused.find((a) => a.id === 6)?.result?.outcome?.optionId, "no");
   assert.deepEqual(refused.find((a) => a.id === 1)?.error?.code, -32601, "not lent: not found");
 });

@@ -116,77 +116,54 @@ const wanted = (mode: Mode | "scaling") => !only || only.split(",").includes(mod
 const of = (list: Record<string, number>[], key: string) => median(list.map((r) => r[key]));
 
 console.log(`end-to-end, ${ROUNDS} rounds each, alternating client / SDK reference (medians)…`);
+/** A measure: what it is, its key in the agent's report, its unit, which way is best, the goal. */
+type Measure = [what: string, key: string, unit: string, best: "high" | "low", goal: number];
+
+/** The parts of the end-to-end run: the agent's load, the clients measured, the measures. */
+const PARTS: { mode: Mode; clients: Client[]; measures: Measure[] }[] = [
+  {
+    mode: "pipelined",
+    clients: ["client", "sdk", "floor"],
+    measures: [
+      ["pipelined calls/s (20,000, 64 in flight)", "callsPerSecond", "calls/s", "high", 2.0],
+      ["  peak RSS, pipelined", "peakRss", "B", "low", 0.8],
+    ],
+  },
+  {
+    mode: "sequential",
+    clients: ["client", "sdk", "floor"],
+    measures: [
+      ["sequential round trip (2,000 calls)", "roundTripMs", "ms", "low", 0.8],
+      ["  peak RSS, sequential", "peakRss", "B", "low", 0.8],
+    ],
+  },
+  {
+    mode: "big",
+    clients: ["client", "sdk"],
+    measures: [
+      ["16 MiB streamed message", "seconds", "s", "low", 0.9],
+      ["  peak RSS, 16 MiB message", "peakRss", "B", "low", 1.0],
+    ],
+  },
+  {
+    mode: "startup",
+    clients: ["client", "sdk"],
+    measures: [["start-up, until mm gets initialize", "initializeAfterMs", "ms", "low", 0.8]],
+  },
+];
+
 let floorCalls = 0;
 let floorRoundTrip = 0;
-if (wanted("pipelined")) {
-  const runs = await rounds("pipelined", ["client", "sdk", "floor"]);
-  row(
-    "pipelined calls/s (20,000, 64 in flight)",
-    of(runs.client, "callsPerSecond"),
-    of(runs.sdk, "callsPerSecond"),
-    "calls/s",
-    "high",
-    2.0,
-  );
-  row(
-    "  peak RSS, pipelined",
-    of(runs.client, "peakRss"),
-    of(runs.sdk, "peakRss"),
-    "B",
-    "low",
-    0.8,
-  );
-  floorCalls = of(runs.floor, "callsPerSecond") / of(runs.client, "callsPerSecond");
-}
-if (wanted("sequential")) {
-  const runs = await rounds("sequential", ["client", "sdk", "floor"]);
-  row(
-    "sequential round trip (2,000 calls)",
-    of(runs.client, "roundTripMs"),
-    of(runs.sdk, "roundTripMs"),
-    "ms",
-    "low",
-    0.8,
-  );
-  row(
-    "  peak RSS, sequential",
-    of(runs.client, "peakRss"),
-    of(runs.sdk, "peakRss"),
-    "B",
-    "low",
-    0.8,
-  );
-  floorRoundTrip = of(runs.floor, "roundTripMs");
-}
-if (wanted("big")) {
-  const runs = await rounds("big", ["client", "sdk"]);
-  row(
-    "16 MiB streamed message",
-    of(runs.client, "seconds"),
-    of(runs.sdk, "seconds"),
-    "s",
-    "low",
-    0.9,
-  );
-  row(
-    "  peak RSS, 16 MiB message",
-    of(runs.client, "peakRss"),
-    of(runs.sdk, "peakRss"),
-    "B",
-    "low",
-    1.0,
-  );
-}
-if (wanted("startup")) {
-  const runs = await rounds("startup", ["client", "sdk"]);
-  row(
-    "start-up, until mm gets initialize",
-    of(runs.client, "initializeAfterMs"),
-    of(runs.sdk, "initializeAfterMs"),
-    "ms",
-    "low",
-    0.8,
-  );
+for (const { mode, clients, measures } of PARTS) {
+  if (!wanted(mode)) continue;
+  const runs = await rounds(mode, clients);
+  for (const [what, key, unit, best, goal] of measures) {
+    row(what, of(runs.client, key), of(runs.sdk, key), unit, best, goal);
+  }
+  if (mode === "pipelined") {
+    floorCalls = of(runs.floor, "callsPerSecond") / of(runs.client, "callsPerSecond");
+  }
+  if (mode === "sequential") floorRoundTrip = of(runs.floor, "roundTripMs");
 }
 
 const format = (value: number, unit: string) =>

@@ -6,13 +6,10 @@
  * @module
  */
 
+import { startAgent } from "./_agent.ts";
+
 const [mm, agentFile] = Deno.args;
-const child = new Deno.Command(mm, {
-  args: ["-acp", "-agent", agentFile],
-  stdin: "piped",
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
+const child = startAgent(mm, agentFile);
 const writer = child.stdin.getWriter();
 const encoder = new TextEncoder();
 const send = (line: string) => writer.write(encoder.encode(`${line}\n`));

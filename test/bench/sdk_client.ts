@@ -16,14 +16,10 @@ import {
   readToolCall,
   TOOL_DESCRIPTIONS,
 } from "../../client.ts";
+import { startAgent } from "./_agent.ts";
 
 const [mm, agentFile, question] = [Deno.args[0], Deno.args[1], Deno.args[2] ?? "How much memory?"];
-const child = new Deno.Command(mm, {
-  args: ["-acp", "-agent", agentFile],
-  stdin: "piped",
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
+const child = startAgent(mm, agentFile);
 
 const encoder = new TextEncoder();
 const write = (text: string) => Deno.stdout.writeSync(encoder.encode(text));

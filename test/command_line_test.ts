@@ -1,0 +1,363 @@
+/**
+ * The command line and the agent file. `parseCommandLine` (pure) and the same rules as a process:
+ * usage errors, `--help` and `--version`, how mm is found (`--mm`, `MM_BIN`, `PATH`) and what is
+ * said when it cannot be started; the agent file — where it is looked for, the warnings when it
+ * contradicts the run, and the errors when it cannot be used.
+ */
+
+import assert from "node:assert/strict";
+import {
+  agentFileWarnings,
+  ClientError,
+  DEFAULT_QUESTION,
+  hostInfo,
+  parseCommandLine,
+} from "../client.ts";
+import {
+  agentFileWith,
+  assertInOrder,
+  type ClientRun,
+  discovery,
+  MM_SIM,
+  PATH_WITHOUT_MM,
+  permissionsWith,
+  ROOT,
+  runClient,
+  tempFile,
+} from "./_run.ts";
+import { scratchDir } from "./_scratch.ts";
+
+const OS_TEXT = hostInfo("os").content[0].text;
+const USAGE_LINE = "usage: client.ts [options] [question | -]";
+
+// ─── The command line ────────────────────────────────────────────────────────
+
+Deno.test("command line: defaults to meta mode, 30 s and the default question", () => {
+  assert.deepEqual(parseCommandLine([]), {
+    question: DEFAULT_QUESTION,
+    timeout: "30",
+    seconds: 30,
+    turnSeconds: undefined,
+  });
+});
+
+Deno.test("command line: --request switches the mode and the words are the question", () => {
+  const options = parseCommandLine(["--request", "Which", "CPU", "do", "I", "have?"]);
+  assert.equal(options.request, true);
+  assert.equal(options.question, "Which CPU do I have?");
+  assert.equal(parseCommandLine(["--request", "--agent", "mine.yaml"]).agent, "mine.yaml");
+});
+
+Deno.test("command line: a leading -- is dropped, a later one ends the options", () => {
+  assert.equal(parseCommandLine(["--", "--request"]).request, true);
+  assert.equal(parseCommandLine(["--", "--", "--request"]).question, "--request");
+  assert.equal(parseCommandLine(["why", "--", "--trace"]).question, "why --trace");
+});
+
+Deno.test("command line: the other options are read, short forms included", () => {
+  const options = parseCommandLine([
+    "--mm",
+    "/opt/mm",
+    "--trace",
+    "--verbose",
+    "--timeout",
+    "2.5",
+    "-q",
+    "--resume",
+    "20261130-120000-0badc0de",
+    "q",
+  ]);
+  assert.equal(options.mm, "/opt/mm");
+  assert.equal(options.trace, true);
+  assert.equal(options.verbose, true);
+  assert.equal(options.seconds, 2.5);
+  assert.equal(options.quiet, true);
+  assert.equal(options.resume, "20261130-120000-0badc0de");
+  assert.equal(parseCommandLine(["-h"]).help, true);
+  assert.equal(parseCommandLine(["--version"]).version, true);
+  assert.equal(parseCommandLine(["-i"]).interactive, true);
+});
+
+Deno.test("command line: with --interactive and no words the first question is read, not defaulted", () => {
+  assert.equal(parseCommandLine(["-i"]).question, undefined);
+  assert.equal(parseCommandLine(["-i", "first?"]).question, "first?");
+  assert.equal(parseCommandLine(["-"]).question, "-");
+});
+
+Deno.test("command line: --timeout takes a decimal number of seconds above 0, nothing else", () => {
+  for (const value of ["1.5", "0.25", ".5", "30", "3000000"]) {
+    assert.equal(parseCommandLine(["--timeout", value]).seconds, Number(value));
+  }
+  for (const value of ["0", "-1", "0x10", "1e3", "abc", "", " 5", "Infinity", "NaN"]) {
+    usageError(
+      ["--timeout", value],
+      `--timeout takes a number of seconds above 0, got ${JSON.stringify(value)}`,
+    );
+  }
+});
+
+function usageError(argv: string[], message: string): void {
+  assert.throws(
+    () => parseCommandLine(argv),
+    (e) => e instanceof ClientError && e.exitCode === 2 && e.usage && e.message === message,
+  );
+}
+
+Deno.test("command line: a usage error names what is actually wrong", () => {
+  usageError(["--frobnicate"], "unknown option --frobnicate");
+  usageError(["-x"], "unknown option -x");
+  usageError(["--agent"], "--agent needs a value");
+  usageError(["--resume"], "--resume needs a value");
+  usageError(["--trace=yes"], "--trace takes no value");
+  usageError(["--quiet=1"], "--quiet takes no value");
+  usageError(["--mm", ""], '--mm needs a path, got ""');
+  usageError(["--resume", ""], '--resume needs a session id, got ""');
+  usageError(["-i", "-"], "- reads the question from stdin, which --interactive reads too");
+  usageError(["--json", "-q"], "--json and --quiet both say what stdout is: pick one");
+  usageError(
+    ["--continue", "--resume", "x"],
+    "--continue and --resume both name the session: pick one",
+  );
+  usageError(["--turn-timeout"], "--turn-timeout needs a value");
+  usageError(["--json=1"], "--json takes no value");
+});
+
+Deno.test("command line: --turn-timeout takes the same numbers as --timeout; without it a turn has no deadline", () => {
+  assert.equal(parseCommandLine([]).turnSeconds, undefined);
+  for (const value of ["1.5", "0.25", ".5", "30"]) {
+    assert.equal(parseCommandLine(["--turn-timeout", value]).turnSeconds, Number(value));
+  }
+  for (const value of ["0", "-1", "0x10", "1e3", "abc", ""]) {
+    usageError(
+      ["--turn-timeout", value],
+      `--turn-timeout takes a number of seconds above 0, got ${JSON.stringify(value)}`,
+    );
+  }
+});
+
+// ─── The agent file ──────────────────────────────────────────────────────────
+
+Deno.test("agent file: one that agrees with the run gives no warning", () => {
+  assert.deepEqual(
+    agentFileWarnings("agent.yaml", { enabled: true, discovery: "meta" }, false),
+    [],
+  );
+  assert.deepEqual(
+    agentFileWarnings("a.yaml", { enabled: true, discovery: "request" }, true),
+    [],
+  );
+});
+
+Deno.test("agent file: one that contradicts the run is warned about, either way", () => {
+  assert.deepEqual(
+    agentFileWarnings("agent.yaml", { enabled: true, discovery: "meta" }, true),
+    [
+      "warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see host_info",
+    ],
+  );
+  assert.deepEqual(agentFileWarnings("r.yaml", { enabled: true, discovery: "request" }, false), [
+    "warning: r.yaml sets acp.clientTools.discovery: request, but the client announces meta; mm will ask for the list, and the client answers it",
+  ]);
+  assert.deepEqual(agentFileWarnings("x.yaml", { enabled: false, discovery: "meta" }, false), [
+    "warning: x.yaml sets acp.clientTools.enabled: false; mm will ignore host_info",
+  ]);
+});
+
+// ─── The command line as a process ───────────────────────────────────────────
+
+Deno.test("command line: --help prints the usage and exits 0; --version prints the version", async () => {
+  const help = await runClient({ noMm: true, noTrace: true, args: ["--help"] });
+  assert.equal(help.code, 0);
+  assert.ok(help.stdout.startsWith(`${USAGE_LINE}\n`), help.stdout);
+  assert.ok(help.stdout.includes("--timeout SECONDS"));
+  const version = await runClient({ noMm: true, noTrace: true, args: ["--version"] });
+  assert.equal(version.code, 0);
+  assert.equal(version.stdout, "host-info-client 0.3.0\n");
+});
+
+/** Command lines that are usage errors, each with what the error line says. */
+const USAGE_ERRORS: [string[], string][] = [
+  [["--frobnicate"], "unknown option --frobnicate"],
+  ...["0x10", "-1", "0", "abc", "1e3"].map((value): [string[], string] => [
+    ["--timeout", value],
+    `--timeout takes a number of seconds above 0, got "${value}"`,
+  ]),
+  [["--trace=yes"], "--trace takes no value"],
+  [["--verbose=no"], "--verbose takes no value"],
+  [["--agent"], "--agent needs a value"],
+  [["--mm", ""], '--mm needs a path, got ""'],
+  [["--resume"], "--resume needs a value"],
+  [["-i", "-"], "- reads the question from stdin, which --interactive reads too"],
+];
+
+Deno.test("command line: a usage error as a process is one line naming what is wrong, then the usage, exit 2, nothing on stdout and no mm", async () => {
+  const runs = await Promise.all(
+    USAGE_ERRORS.map(([args]) =>
+      runClient({ noMm: true, noTrace: true, args, stdin: "How much memory?\n" })
+    ),
+  );
+  for (const [i, run] of runs.entries()) {
+    const [args, message] = USAGE_ERRORS[i];
+    const what = `${JSON.stringify(args)}: ${run.stderr}`;
+    assert.equal(run.code, 2, what);
+    assert.equal(run.log[0], `error: ${message}`, what);
+    assert.equal(run.log[1], USAGE_LINE, what);
+    assert.equal(run.stdout, "", what);
+    assert.equal(Deno.readTextFileSync(run.pidFile), "", `${what}: mm was started`);
+  }
+});
+
+Deno.test("command line: --timeout takes a decimal number of seconds: 1.5 is accepted", async () => {
+  const run = await runClient({ args: ["--timeout", "1.5"], deadlineMs: 20_000 });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+});
+
+Deno.test("command line: an mm that cannot be started is one line naming it and what named it, exit 127, nothing on stdout", async () => {
+  const notExecutable = tempFile("mm", "#!/bin/sh\n", 0o644);
+  const cases: [ClientRun, string][] = [
+    [
+      { args: ["--mm", "/nonexistent/mm"] },
+      "error: cannot start mm (/nonexistent/mm): not found. --mm names it: check that path.",
+    ],
+    [
+      { args: ["--mm", notExecutable] },
+      `error: cannot start mm (${notExecutable}): not executable. --mm names it: check that path.`,
+    ],
+    [
+      { env: { MM_BIN: "", PATH: PATH_WITHOUT_MM } },
+      "error: cannot start mm (mm): not found. Install mini-me or set MM_BIN / --mm.",
+    ],
+    [
+      { env: { MM_BIN: "/nowhere/mm", PATH: PATH_WITHOUT_MM } },
+      "error: cannot start mm (/nowhere/mm): not found. MM_BIN names it: check that path.",
+    ],
+  ];
+  const runs = await Promise.all(
+    cases.map(([run]) => runClient({ ...run, noMm: true, noTrace: true })),
+  );
+  for (const [i, run] of runs.entries()) {
+    const what = `${JSON.stringify(cases[i][0])}: ${run.stderr}`;
+    assert.equal(run.code, 127, what);
+    assert.deepEqual(run.log, [cases[i][1]], what);
+    assert.equal(run.stdout, "", what);
+  }
+});
+
+Deno.test("command line: mm is found through MM_BIN when --mm is not given", async () => {
+  const run = await runClient({ noMm: true, env: { MM_BIN: MM_SIM } });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+});
+
+// ─── The agent file as a process ─────────────────────────────────────────────
+
+Deno.test("agent file: one that cannot be used is one error line naming it and why, exit 2, before mm starts", async () => {
+  const dir = scratchDir("host-info-test-");
+  const bad = tempFile("agent.yaml", "yolo: true\nacp:\n  clientTools: [\n    enabled: : true\n");
+  const list = tempFile("agent.yaml", "- yolo\n- acp\n");
+  const unreadable = agentFileWith({});
+  const cases: [string, string[], string | RegExp][] = [
+    ["nowhere.yaml", [], "error: agent file not found: nowhere.yaml"],
+    [dir, [dir], `error: agent file ${dir} is a directory`],
+    [bad, [bad], new RegExp(`^error: agent file ${bad} is not valid YAML \\(line \\d+\\): .+`)],
+    [list, [list], `error: agent file ${list} is not a YAML mapping of keys`],
+    ["agent.yaml/x", [], /^error: agent file agent\.yaml\/x cannot be read: Not a directory/],
+    [
+      unreadable,
+      [],
+      `error: agent file ${unreadable} is outside what this run may read (add --allow-read=${unreadable})`,
+    ],
+  ];
+  const runs = await Promise.all(
+    cases.map(([agent, readAlso]) =>
+      runClient({ args: ["--agent", agent], readAlso: readAlso.length ? readAlso : undefined })
+    ),
+  );
+  for (const [i, run] of runs.entries()) {
+    const [agent, , wanted] = cases[i];
+    const what = `${agent}: ${run.stderr}`;
+    assert.equal(run.code, 2, what);
+    assert.equal(run.log.length, 1, what);
+    if (typeof wanted === "string") assert.equal(run.log[0], wanted, what);
+    else assert.match(run.log[0], wanted, what);
+    assert.equal(run.stdout, "", what);
+    assert.ok(!run.stderr.includes("→ "), `${what}: a frame was sent`);
+    assert.equal(Deno.readTextFileSync(run.pidFile), "", `${what}: mm was started`);
+  }
+});
+
+Deno.test("agent file: a missing default one gets the hint to run from the project folder or pass --agent", async () => {
+  // A copy of the client in a folder with no agent file, run from another
+  // such folder: neither the current folder nor the client's has agent.yaml.
+  const copy = scratchDir("host-info-client-");
+  Deno.copyFileSync(`${ROOT}/client.ts`, `${copy}/client.ts`);
+  const run = await runClient({
+    client: `${copy}/client.ts`,
+    cwd: scratchDir("host-info-cwd-"),
+    permissions: permissionsWith("--allow-read", "--allow-read"),
+    noTrace: true,
+    deadlineMs: 20_000,
+  });
+  assert.equal(run.code, 2, run.stderr);
+  assert.equal(
+    run.stderr,
+    "error: agent file not found: agent.yaml (run from the project folder or pass --agent)\n",
+  );
+});
+
+Deno.test("agent file: an empty one, or one with only comments, is valid with no keys", async () => {
+  for (const text of ["", "# nothing but\n   # comments here\n\n"]) {
+    const agent = tempFile("agent.yaml", text);
+    const run = await runClient({
+      args: ["--agent", agent],
+      readAlso: [agent],
+      deadlineMs: 20_000,
+    });
+    assert.equal(run.code, 0, `${JSON.stringify(text)}: ${run.stderr}`);
+    assert.equal(run.out.at(-1), "[end_turn]");
+    assert.ok(!run.log.some((l) => /^error:|warning:/.test(l)), run.stderr);
+  }
+});
+
+Deno.test("agent file: found next to client.ts when the current folder has none", async () => {
+  const elsewhere = scratchDir();
+  const run = await runClient({ cwd: elsewhere, permissions: ["--allow-all"] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(run.stderr.includes(`"cwd":"${elsewhere}"`), "session/new carries the client's cwd");
+});
+
+Deno.test("agent file: crossed modes: the client announces true to a meta agent, is warned, mm says so and the model has no tool", async () => {
+  const run = await runClient({ args: ["--request", "--agent", "agent.yaml"] });
+  assert.equal(run.code, 0, run.stderr);
+  assertInOrder(run.log, [
+    "[client] warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see host_info",
+    '[acp] client tools: "org.mini-me/tools" is not a list of tools; a client that answers _org.mini-me/tools/list needs acp.clientTools.discovery: request',
+  ]);
+  assert.ok(!run.log.some((l) => l.startsWith("[client] host_info")));
+  assertInOrder(run.out, [/^I cannot see your machine/, "[end_turn]"]);
+});
+
+Deno.test("agent file: crossed modes: a meta client with a request agent is warned and still answers the list", async () => {
+  const run = await runClient({ args: ["--agent", "agent-request.yaml"] });
+  assert.equal(run.code, 0, run.stderr);
+  const { session } = discovery(run.log);
+  assertInOrder(run.log, [
+    "[client] warning: agent-request.yaml sets acp.clientTools.discovery: request, but the client announces meta; mm will ask for the list, and the client answers it",
+    `[client] list requested for session ${session}`,
+    `[acp] session ${session} client tools (request): client_host_info`,
+  ]);
+  assertInOrder(run.out, [`│ ${OS_TEXT}`, "[end_turn]"]);
+});
+
+Deno.test("agent file: with client tools disabled the client warns and mm ignores host_info", async () => {
+  const agent = agentFileWith({ "enabled: true": "enabled: false" });
+  const run = await runClient({ args: ["--agent", agent], readAlso: [agent] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(
+    run.log[0],
+    /^\[client\] warning: .*agent\.yaml sets acp\.clientTools\.enabled: false; mm will ignore host_info$/,
+  );
+  assert.ok(!run.log.some((l) => l.startsWith("[acp] client tools")));
+  assertInOrder(run.out, [/^I cannot see your machine/, "[end_turn]"]);
+});

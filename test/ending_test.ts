@@ -1,0 +1,297 @@
+/**
+ * How a run ends: the exit code of each stop reason, an mm that refuses, exits or is killed at
+ * any stage, `--timeout` (and what it does not bound), a quick end after the last line, mm given
+ * 2 s to exit and then killed with its whole process group, mm's last output read before its exit
+ * counts, and a conversation that cannot be written. No process outlives the client: every run
+ * checks it (`_run.ts`), and these tests check it by name.
+ */
+
+import assert from "node:assert/strict";
+import { DEFAULT_QUESTION } from "../client.ts";
+import {
+  assertNoPeerLeft,
+  clientCommand,
+  exitTime,
+  MM_SIM,
+  rogue,
+  runClient,
+  runRogue,
+  runShell,
+  seen,
+  silentMm,
+  sleep,
+  startClient,
+  tempFile,
+} from "./_run.ts";
+
+// ─── Stop reasons ────────────────────────────────────────────────────────────
+
+for (const stopReason of ["end_turn", "max_tokens", "max_turn_requests"]) {
+  Deno.test(`ending: a turn ending in ${stopReason} prints it and exits 0`, async () => {
+    const run = await runRogue("stop", { env: { ROGUE_STOP_REASON: stopReason } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.out.at(-1), `[${stopReason}]`);
+  });
+}
+
+Deno.test("ending: a turn ending in refusal exits 1; one mm cancelled unasked exits 130, says the client did not ask, and can be continued", async () => {
+  const [refusal, cancelled] = await Promise.all([
+    runRogue("refusal"),
+    runRogue("cancelled-unasked"),
+  ]);
+  assert.equal(refusal.code, 1);
+  assert.equal(refusal.out.at(-1), "[refusal]");
+  assert.ok(!refusal.stderr.includes("continue with"), "a refusal is not a way to go on");
+  assert.equal(cancelled.code, 130);
+  assert.equal(cancelled.out.at(-1), "[cancelled]");
+  assert.ok(
+    cancelled.log.includes("[client] mm ended the turn as cancelled; the client did not ask"),
+    cancelled.stderr,
+  );
+  // A cancelled turn leaves the session as it was: it can be continued.
+  assert.ok(cancelled.log.includes(`[client] continue with: --resume 20261130-120000-0badc0de`));
+});
+
+// ─── mm that refuses, exits or is killed ─────────────────────────────────────
+
+for (
+  const [scenario, method, message] of [
+    ["refuse-initialize", "initialize", "no model configured"],
+    ["refuse-session", "session/new", "cwd must be absolute"],
+    ["refuse-prompt", "session/prompt", "the model is not loaded"],
+  ]
+) {
+  Deno.test(`ending: mm answering ${method} with an error ends the run with exit 1`, async () => {
+    const run = await runRogue(scenario);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.log.at(-1), `error: mm refused ${method}: ${message}`);
+    assert.ok(!run.stderr.includes("    at "), "no stack trace");
+  });
+}
+
+Deno.test("ending: mm speaking another protocol version is refused", async () => {
+  const run = await runRogue("version-2");
+  assert.equal(run.code, 1);
+  assert.equal(run.log.at(-1), "error: mm speaks ACP protocol version 2; this client speaks 1");
+});
+
+Deno.test("ending: an mm that exits before answering initialize is named that way", async () => {
+  const run = await runClient({ noMm: true, args: ["--mm", "/bin/true"], deadlineMs: 20_000 });
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.log.at(-1), "error: mm exited with code 0 before answering initialize");
+});
+
+Deno.test("ending: an mm that exits right after answering initialize is named before answering session/new", async () => {
+  const run = await runRogue("exit-after-initialize");
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.log.at(-1), "error: mm exited with code 0 before answering session/new");
+});
+
+Deno.test("ending: mm exiting in the middle of the turn ends the run with its exit code, no stack trace", async () => {
+  const run = await runClient({ env: { MM_SIM_EXIT_IN_TURN: "3" } });
+  assert.equal(run.code, 1);
+  assert.equal(run.log.at(-1), "error: mm exited with code 3 before the turn ended");
+  assert.ok(!run.stderr.includes("    at "), "no stack trace");
+  assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("ending: mm exiting while a call is answered ends the run with its exit code", async () => {
+  const run = await runRogue("exit-mid-call");
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.log.at(-1), "error: mm exited with code 0 before the turn ended");
+});
+
+Deno.test("ending: mm killed by a signal mid-turn is reported with the signal's name", async () => {
+  const run = await runRogue("killed");
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.log.at(-1), "error: mm exited with signal SIGKILL before the turn ended");
+});
+
+// ─── mm's last output ────────────────────────────────────────────────────────
+
+Deno.test("ending: everything mm wrote before exiting is shown before its exit counts", async () => {
+  const run = await runRogue("burst-then-exit");
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out, [
+    `❓ ${DEFAULT_QUESTION}`,
+    "🛠️ burst",
+    "│ one",
+    "│ two",
+    ...Array.from({ length: 2000 }, (_, i) => `│ line ${i + 1}`),
+    "All shown.",
+    "[end_turn]",
+  ]);
+});
+
+Deno.test("ending: a final answer that is mm's last bytes, without a line end, still ends the turn", async () => {
+  const run = await runRogue("end-no-newline");
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out.slice(-2), ["last words", "[end_turn]"]);
+});
+
+Deno.test("ending: mm's last output is read even when its exit is seen first", async () => {
+  // mm exits at once, while a process it started still holds its stdout and
+  // writes the end of the turn 300 ms later: the client sees the exit before
+  // the last output, and must read that output before it counts the exit.
+  const pidFile = tempFile("pid", "");
+  const frame = (message: object) => JSON.stringify({ jsonrpc: "2.0", ...message });
+  const chunk = frame({
+    method: "session/update",
+    params: {
+      sessionId: "s-1",
+      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "late" } },
+    },
+  });
+  const idOf = `sed -n 's/.*"id":\\([0-9][0-9]*\\).*/\\1/p'`;
+  const mm = tempFile(
+    "mm",
+    `#!/bin/sh
+echo $$ > ${pidFile}
+read -r line
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1}}\\n' "$(echo "$line" | ${idOf})"
+read -r line
+printf '{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"s-1"}}\\n' "$(echo "$line" | ${idOf})"
+read -r line
+id=$(echo "$line" | ${idOf})
+(sleep 0.3; printf '%s\\n' '${chunk}'; printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}\\n' "$id") &
+exit 0
+`,
+    0o755,
+  );
+  const run = await runClient({ noMm: true, args: ["--mm", mm], deadlineMs: 20_000 });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out.slice(-2), ["late", "[end_turn]"]);
+});
+
+// ─── --timeout ───────────────────────────────────────────────────────────────
+
+Deno.test("ending: --timeout 1: an mm that never answers initialize is named after 1 s and killed, and the client exits soon after its one error line", async () => {
+  const { mm, pidFile } = silentMm();
+  const started = performance.now(); // before the client exists, let alone its timer
+  const client = startClient({
+    noMm: true,
+    args: ["--mm", mm, "--timeout", "1"],
+    deadlineMs: 15_000,
+  });
+  const exited = exitTime(client.child);
+  await client.waitForStderr("error: mm did not answer initialize within 1 s", 10_000);
+  const errorAt = performance.now() - started;
+  const run = await client.done();
+  assert.equal(run.code, 1, run.stderr);
+  assert.deepEqual(run.log.filter((l) => l.startsWith("error:")), [
+    "error: mm did not answer initialize within 1 s",
+  ]);
+  assert.equal(run.log.at(-1), "error: mm did not answer initialize within 1 s");
+  assert.ok(errorAt >= 995 && errorAt <= 3000, `the timeout fired after ${errorAt} ms`);
+  const after = (await exited) - started - errorAt;
+  assert.ok(after <= 2500, `exited ${after} ms after the error`);
+  assertNoPeerLeft(pidFile);
+});
+
+Deno.test("ending: --timeout 0.5: an mm that never answers session/new is named after 0.5 s, not before", async () => {
+  const client = startClient(rogue("silent-session", { args: ["--timeout", "0.5"] }));
+  await client.waitForStderr("error: mm did not answer session/new within 0.5 s");
+  const errorAt = Date.now();
+  const run = await client.done();
+  assert.equal(run.code, 1);
+  assert.equal(run.log.at(-1), "error: mm did not answer session/new within 0.5 s");
+  // Timed from the peer's answer to initialize: the client asked session/new only after it.
+  const answered = Number(seen(run.log).join("\n").match(/answered initialize at (\d+)/)?.[1]);
+  const waited = errorAt - answered;
+  assert.ok(waited >= 498, `the timeout fired ${waited} ms after session/new: before 0.5 s`);
+  assert.ok(waited <= 2500, `the timeout fired ${waited} ms after session/new`);
+  assert.ok(run.ms < 10_000, `ended in ${run.ms} ms`);
+  assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("ending: --timeout does not bound the prompt: a model thinking 1.5 s with --timeout 0.5 ends the turn", async () => {
+  const run = await runClient({
+    args: ["--timeout", "0.5"],
+    env: { MM_SIM_THINK_MS: "1500" },
+    deadlineMs: 20_000,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+  assert.ok(run.ms >= 1500, `the model thought for 1.5 s, the run took ${run.ms} ms`);
+});
+
+Deno.test("ending: --timeout beyond the timer's range never fires early", async () => {
+  const { mm, pidFile } = silentMm();
+  const client = startClient({
+    noMm: true,
+    args: ["--mm", mm, "--timeout", "3000000"],
+    deadlineMs: 15_000,
+  });
+  const early = await Promise.race([client.child.status.then(() => true), sleep(2000)]);
+  if (early) {
+    const run = await client.done();
+    assert.fail(`the client ended at once (exit ${run.code}):\n${run.stderr}`);
+  }
+  client.child.kill("SIGINT");
+  const run = await client.done();
+  assert.ok(!run.stderr.includes("TimeoutOverflowWarning"), run.stderr);
+  assert.ok(!/^error:/m.test(run.stderr), run.stderr);
+  assert.equal(run.code, 130, run.stderr);
+  assertNoPeerLeft(pidFile);
+});
+
+// ─── Ending quickly, and leaving nothing behind ──────────────────────────────
+
+Deno.test("ending: after [end_turn] the client exits at once when mm exits at the end of its input, and leaves no mm behind", async () => {
+  const client = startClient({ deadlineMs: 20_000 });
+  const exited = exitTime(client.child);
+  await client.waitForStdout("[end_turn]");
+  const shownAt = performance.now();
+  const run = await client.done();
+  assert.equal(run.code, 0, run.stderr);
+  const after = (await exited) - shownAt;
+  assert.ok(after < 2500, `exited ${after} ms after its last line`);
+  assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("ending: an mm that ignores the end of its input is killed, group and all, 2 s after [end_turn]", async () => {
+  const client = startClient(rogue("helpers"));
+  await client.child.status;
+  const exitedAt = Date.now();
+  const run = await client.done();
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+  // Timed from the peer's last write, the end of the turn: the client's grace began after it.
+  const ended = Number(seen(run.log).join("\n").match(/ended the turn at (\d+)/)?.[1]);
+  const after = exitedAt - ended;
+  assert.ok(after >= 1998, `mm was given only ${after} ms to exit`);
+  assert.ok(after <= 2500, `exited ${after} ms after [end_turn]`);
+  const pids = Deno.readTextFileSync(run.pidFile).trim().split(" ");
+  assert.equal(pids.length, 2, "mm and its helper wrote their pids");
+  assertNoPeerLeft(run.pidFile); // mm and its helper
+});
+
+// ─── Writing the conversation can fail ───────────────────────────────────────
+
+Deno.test("ending: a reader that goes away (| head -1) is not an error: a quiet finish, exit 0, mm gone", async () => {
+  const pidFile = tempFile("pid", "");
+  const codeFile = tempFile("code", "");
+  // The stand-in thinks a little, so the client writes again after head has gone.
+  const run = await runShell(
+    `${clientCommand(["--mm", MM_SIM])} | head -1; echo "\${PIPESTATUS[0]}" > ${codeFile}`,
+    { MM_SIM_THINK_MS: "500", MM_SIM_PID_FILE: pidFile },
+  );
+  assert.equal(run.stdout, `❓ ${DEFAULT_QUESTION}\n`);
+  assert.equal(Deno.readTextFileSync(codeFile).trim(), "0", run.stderr);
+  assert.ok(!/^error:/m.test(run.stderr), run.stderr);
+  assert.ok(!/broken pipe|EPIPE| {4}at /i.test(run.stderr), run.stderr);
+  assertNoPeerLeft(pidFile);
+});
+
+Deno.test("ending: a conversation that cannot be written (> /dev/full) is one error line, exit 1, mm gone", async () => {
+  const pidFile = tempFile("pid", "");
+  const run = await runShell(`exec ${clientCommand(["--mm", MM_SIM])} > /dev/full`, {
+    MM_SIM_PID_FILE: pidFile,
+  });
+  assert.equal(run.code, 1, run.stderr);
+  const errors = run.stderr.split("\n").filter((l) => l.startsWith("error:"));
+  assert.equal(errors.length, 1, run.stderr);
+  assert.match(errors[0], /^error: cannot write the conversation: \S.*$/);
+  assert.ok(!run.stderr.includes("    at "), "no stack trace");
+  assertNoPeerLeft(pidFile);
+});
