@@ -301,7 +301,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
     if (errorText(error)) out.note(`error: ${errorText(error)}`);
     if (error instanceof ClientError && error.usage) out.note(USAGE);
-    out.json ||= argv.includes("--json"); // a script is told why, even of a usage error
+    // A script is told why, even of a usage error: --json among the options (before a `--`).
+    out.json ||= argv.slice(0, argv.indexOf("--", 1) >>> 0).includes("--json");
+
     out.record({ error: { message: errorText(error) || "interrupted", exitCode: code } });
   }
   out.waitFor(undefined);
