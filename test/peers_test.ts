@@ -118,7 +118,14 @@ Deno.test("peers: 1,000 host_info requests in flight are all answered, with a pe
   assert.equal(run.log.filter((l) => l.startsWith("[client] host_info")).length, 1000);
 });
 
+Deno.test("peers: mm that stops reading for a while gets every answer, none lost while a write waits", async () => {
+  const run = await runRogue("slow-reader", { noTrace: true });
+  assert.equal(run.code, 0, run.stderr.slice(-500));
+  assert.deepEqual(seen(run.log), ["answered 3000 of 3000"]);
+});
+
 Deno.test("peers: memory stays bounded when mm floods calls and never reads its stdin", async () => {
+
   // The peer sends up to 200,000 host_info calls whose ids are 2,500
   // characters long, and never reads a byte: answering them all would take
   // over 500 MB (each answer repeats its id). A client that keeps reading

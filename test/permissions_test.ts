@@ -275,7 +275,26 @@ const WITHOUT_A_PROMPT: {
   },
 ];
 
+Deno.test("permissions: a topic needs every one of its --allow-sys names; either one missing is named", async () => {
+  for (const missing of ["osRelease", "hostname"]) {
+    const names = ["osRelease", "hostname", "cpus", "loadavg", "systemMemoryInfo", "osUptime"];
+    const flag = `--allow-sys=${names.filter((name) => name !== missing).join(",")}`;
+    const run = await runClient({
+      permissions: permissionsWith("--allow-sys=", flag),
+      args: ["Which OS?"],
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(
+      run.out.includes(
+        "│ [client tool error: host_info needs --allow-sys=osRelease,hostname to report os]",
+      ),
+      `without ${missing}: ${run.stdout}`,
+    );
+  }
+});
+
 for (const { name, args, permissions, env, end, check } of WITHOUT_A_PROMPT) {
+
   Deno.test({
     name: `permissions: ${name}; Deno never prompts`,
     ignore: !hasScript,

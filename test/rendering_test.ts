@@ -303,11 +303,15 @@ Deno.test("rendering: with stdout and stderr in one pipe no line starts in the m
       MM_SIM_MODEL: "stepwise",
     }],
     ["the stand-in, -q", ["--mm", MM_SIM, "-q", "--verbose"], {}],
+    ["an open thought line", ["--mm", ROGUE, "--verbose"], { ROGUE_SCENARIO: "odd-updates" }],
   ];
-  const [interleaved, standIn, stepwise, quiet] = await Promise.all(
+  const [interleaved, standIn, stepwise, quiet, thought] = await Promise.all(
     runs.map(([, args, env]) => runShell(`exec ${clientCommand(args)} 2>&1`, env)),
   );
-  for (const [i, run] of [interleaved, standIn, stepwise, quiet].entries()) {
+  // A line open on stderr (a thought) is ended before the answer goes on, on stdout.
+  assert.ok(thought.stdout.includes("a thought without its line end\nDone."), thought.stdout);
+  for (const [i, run] of [interleaved, standIn, stepwise, quiet, thought].entries()) {
+
     assert.equal(run.code, 0, `${runs[i][0]}: ${run.stdout}`);
     assert.deepEqual(glued(run.stdout), [], `${runs[i][0]}: ${run.stdout}`);
   }

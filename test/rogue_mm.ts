@@ -13,8 +13,9 @@ const encoder = new TextEncoder();
 const inbox: Message[] = [];
 let wake: (() => void) | undefined;
 let closed = false;
-/** Set by a scenario that stops reading its stdin for good. */
+/** Set by a scenario that stops reading its stdin for good, or until a time. */
 let deaf = false;
+let pausedUntil = 0;
 /**
  * When the peer last began to write (`Date.now()`): the client cannot have heard anything from it
  * since, so a test can time from here what the client does after hearing it.
@@ -56,6 +57,10 @@ async function readInbox(): Promise<void> {
     wake?.();
     // A peer that stops reading: the client's writes fill the pipe and stay there.
     if (deaf) await new Promise(() => {});
+    // One that stops for a while: the client's writes wait, and more answers queue behind them.
+    while (Date.now() < pausedUntil) {
+      await new Promise((r) => setTimeout(r, pausedUntil - Date.now()));
+    }
   }
   closed = true;
   wake?.();
@@ -440,6 +445,36 @@ const scenarios: Record<string, () => Promise<void>> = {
     const block = "not json\n".repeat(1000);
     while (await write(block));
     Deno.exit(0);
+  },
+  async "slow-reader"() {
+    // mm stops reading its stdin for a while, with 3,000 calls sent: while the client's write of
+    // their answers waits, the answers it makes next are queued behind it. None may be lost.
+    const prompt = await handshake();
+    pausedUntil = Date.now() + 1500;
+    const params = { topic: "os", _meta: { "org.mini-me/sessionId": SESSION } };
+    const pad = "y".repeat(1000); // a long id: the answer repeats it
+    const count = 3000;
+    let text = "";
+    for (let id = 0; id < count; id++) {
+      text += `${
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: `${id}-${pad}`,
+          method: "_demo.minime/host_info",
+          params,
+        })
+      }\n`;
+    }
+    await write(text);
+    const answered = new Set<unknown>();
+    while (answered.size < count) {
+      const quiet = new Promise<undefined>((r) => setTimeout(() => r(undefined), 3000));
+      const answer = await Promise.race([next((m) => "result" in m || "error" in m), quiet]);
+      if (!answer) break; // nothing for 3 s: what is missing will not come
+      answered.add(answer.id);
+    }
+    report(`answered ${answered.size} of ${count}`);
+    await endTurn(prompt);
   },
   async "deaf-flood"() {
     await handshake();

@@ -113,6 +113,21 @@ Deno.test("host_info: a machine fact it cannot read is an error result, not a cr
   }
 });
 
+Deno.test("host_info: memory is the system's available figure, of its total, in GiB", () => {
+  const systemMemoryInfo = Deno.systemMemoryInfo;
+  const GiB = 1024 ** 3;
+  const stub = { total: 16 * GiB, free: 1 * GiB, available: 8.5 * GiB, buffers: 0, cached: 0 };
+  Object.assign(Deno, { systemMemoryInfo: () => ({ ...stub, swapTotal: 0, swapFree: 0 }) });
+  try {
+    // Free memory is `available` (what a program can still get), not `free` (never touched).
+    assert.deepEqual(hostInfo("memory"), {
+      content: [{ type: "text", text: "8.5 GiB free of 16.0 GiB" }],
+    });
+  } finally {
+    Object.assign(Deno, { systemMemoryInfo });
+  }
+});
+
 // ─── The registry and how it is offered ──────────────────────────────────────
 
 Deno.test("tools: a call's arguments are the params without _meta, its session from _meta", () => {
@@ -463,4 +478,27 @@ Deno.test("tools: with yolo false the README's second tool is allowed, the polic
   const run = await copierRun([], agentFileWith({ "yolo: true": "yolo: false" }));
   assert.ok(run.log.includes('[client] permission for "client: clock": allowed'), run.stderr);
   assertClockShown(run);
+});
+
+Deno.test("README: how the client works names only functions and names client.ts has", () => {
+  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+  const section = readme.slice(
+    readme.indexOf("## How the client works"),
+    readme.indexOf("## Things to try"),
+  );
+  const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
+  const named = [...section.matchAll(/`(\w+)\(\)`/g)].map((m) => m[1]);
+  assert.ok(named.length > 20, `only ${named.length} functions named`);
+  const external = ["cpus"]; // node:os's, which the README names as such
+  for (const name of new Set(named.filter((n) => !external.includes(n)))) {
+    const defined = new RegExp(`(function\\*? ${name}\\(|^ {2}(async |static )?#?${name}\\()`, "m");
+    assert.match(source, defined, `README names ${name}(), which client.ts does not define`);
+  }
+  for (const [, name] of section.matchAll(/`([A-Z][A-Za-z_]+)`/g)) {
+    assert.match(
+      source,
+      new RegExp(`(class|const|interface|type) ${name}\\b`),
+      `README names ${name}`,
+    );
+  }
 });
