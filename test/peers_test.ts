@@ -125,7 +125,6 @@ Deno.test("peers: mm that stops reading for a while gets every answer, none lost
 });
 
 Deno.test("peers: memory stays bounded when mm floods calls and never reads its stdin", async () => {
-
   // The peer sends up to 200,000 host_info calls whose ids are 2,500
   // characters long, and never reads a byte: answering them all would take
   // over 500 MB (each answer repeats its id). A client that keeps reading

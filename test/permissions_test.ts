@@ -294,7 +294,6 @@ Deno.test("permissions: a topic needs every one of its --allow-sys names; either
 });
 
 for (const { name, args, permissions, env, end, check } of WITHOUT_A_PROMPT) {
-
   Deno.test({
     name: `permissions: ${name}; Deno never prompts`,
     ignore: !hasScript,

@@ -311,7 +311,6 @@ Deno.test("rendering: with stdout and stderr in one pipe no line starts in the m
   // A line open on stderr (a thought) is ended before the answer goes on, on stdout.
   assert.ok(thought.stdout.includes("a thought without its line end\nDone."), thought.stdout);
   for (const [i, run] of [interleaved, standIn, stepwise, quiet, thought].entries()) {
-
     assert.equal(run.code, 0, `${runs[i][0]}: ${run.stdout}`);
     assert.deepEqual(glued(run.stdout), [], `${runs[i][0]}: ${run.stdout}`);
   }
