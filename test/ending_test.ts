@@ -69,10 +69,13 @@ for (
   });
 }
 
-Deno.test("ending: mm speaking another protocol version is refused", async () => {
-  const run = await runRogue("version-2");
-  assert.equal(run.code, 1);
-  assert.equal(run.log.at(-1), "error: mm speaks ACP protocol version 2; this client speaks 1");
+Deno.test("ending: mm speaking another protocol version is refused, even 1 as a string", async () => {
+  for (const [scenario, version] of [["version-2", "2"], ["version-text", '"1"']]) {
+    const run = await runRogue(scenario);
+    assert.equal(run.code, 1, scenario);
+    const refused = `error: mm speaks ACP protocol version ${version}; this client speaks 1`;
+    assert.equal(run.log.at(-1), refused);
+  }
 });
 
 Deno.test("ending: an mm that exits before answering initialize is named that way", async () => {

@@ -153,6 +153,10 @@ const scenarios: Record<string, () => Promise<void>> = {
     // A client that went on anyway would end this turn at once: exit 0, not a hang.
     await endTurn(await handshake({ initialize: { result: { protocolVersion: 2 } } }));
   },
+  async "version-text"() {
+    await endTurn(await handshake({ initialize: { result: { protocolVersion: "1" } } }));
+  },
+
   async "silent-session"() {
     const init = await next(request("initialize"));
     await send({ id: init.id, result: { protocolVersion: 1 } });
