@@ -95,7 +95,8 @@ Deno.test("cancellation: Ctrl-C before the session exists ends the client at onc
   client.child.kill("SIGINT");
   const run = await client.done();
   assert.equal(run.code, 130, run.stderr);
-  assert.ok((await exited) - pressed < 1500, `exited ${(await exited) - pressed} ms after Ctrl-C`);
+  // Not waiting for an answer that never comes, nor for the 5 s a turn's cancellation gets.
+  assert.ok((await exited) - pressed < 4000, `exited ${(await exited) - pressed} ms after Ctrl-C`);
   assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
   assertNoPeerLeft(pidFile);
 });
