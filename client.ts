@@ -395,22 +395,23 @@ class Run implements Handlers {
  * its own process group, so that a Ctrl-C typed in the terminal reaches the client alone.
  */
 function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildProcess {
-  let reason = "this run may not start it (add --allow-run)";
-  try {
-    const options = { args: ["-acp", "-agent", agentFile], detached: true, ...PIPES };
-    if (granted({ name: "run", command: mm })) return new Deno.Command(mm, options).spawn();
-  } catch (error) {
-    reason = error instanceof Deno.errors.NotFound ? "not found" : errorText(error);
-    if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
-  }
-  if (!namedBy && !granted({ name: "env", variable: "MM_BIN" })) {
-    reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
-  }
-  const next = namedBy
-    ? `${namedBy} names it: check that path`
-    : "Install mini-me or set MM_BIN / --mm";
+  const options = { args: ["-acp", "-agent", agentFile], detached: true, ...PIPES };
+  const refused = `cannot start mm (${mm}): this run may not start it (add --allow-run)`;
+  if (!granted({ name: "run", command: mm })) throw new ClientError(refused, 127);
 
-  throw new ClientError(`cannot start mm (${mm}): ${reason}. ${next}.`, 127);
+  try {
+    return new Deno.Command(mm, options).spawn();
+  } catch (error) {
+    let reason = error instanceof Deno.errors.NotFound ? "not found" : errorText(error);
+    if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
+    if (!namedBy && !granted({ name: "env", variable: "MM_BIN" })) {
+      reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
+    }
+    const next = namedBy
+      ? `${namedBy} names it: check that path`
+      : "Install mini-me or set MM_BIN / --mm";
+    throw new ClientError(`cannot start mm (${mm}): ${reason}. ${next}.`, 127);
+  }
 }
 
 const PIPES = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;

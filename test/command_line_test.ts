@@ -213,7 +213,7 @@ Deno.test("command line: --timeout takes a decimal number of seconds: 4.5 is acc
   assert.equal(run.out.at(-1), "[end_turn]");
 });
 
-Deno.test("command line: an mm that cannot be started is one line naming it and what named it, exit 127, nothing on stdout", async () => {
+Deno.test("command line: an mm that cannot be started is one line naming it, what named it or the missing --allow-run, exit 127, nothing on stdout", async () => {
   const notExecutable = tempFile("mm", "#!/bin/sh\n", 0o644);
   const cases: [ClientRun, string][] = [
     [
@@ -232,7 +232,13 @@ Deno.test("command line: an mm that cannot be started is one line naming it and 
       { env: { MM_BIN: "/nowhere/mm", PATH: PATH_WITHOUT_MM } },
       "error: cannot start mm (/nowhere/mm): not found. MM_BIN names it: check that path.",
     ],
+    [
+      // The path is fine: the permission is what is missing, and all the message names.
+      { args: ["--mm", MM_SIM], permissions: permissionsWith("--allow-run", null) },
+      `error: cannot start mm (${MM_SIM}): this run may not start it (add --allow-run)`,
+    ],
   ];
+
   const runs = await Promise.all(
     cases.map(([run]) => runClient({ ...run, noMm: true, noTrace: true })),
   );
