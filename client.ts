@@ -936,7 +936,9 @@ class Output {
     const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
     const seconds = Math.floor((Date.now() - waiting.since) / 1000);
     const label = showControls(waiting.label); // a tool's title is mm's text
-    this.#write(this.stderr, `\r\x1b[K${fit(`${spinner} waiting for ${label} … ${seconds} s`)}\r`);
+    const line = fit(`${spinner} waiting for ${label}`, ` … ${seconds} s`); // the seconds in sight
+    this.#write(this.stderr, `\r\x1b[K${line}\r`);
+
     waiting.drawn = true;
   }
 
@@ -966,12 +968,20 @@ class Output {
   }
 }
 
-/** Text cut to one row of the terminal, its last column left free: some terminals wrap there. */
-function fit(text: string): string {
+/** Characters a terminal shows two columns wide: East Asian scripts, most emoji. */
+const WIDE =
+  /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\u{1f300}-\u{1faff}]/u;
+
+/**
+ * `text` and `tail` cut to one row of the terminal, `text` first, so the tail stays in sight; the
+ * last column is left free: some terminals wrap there.
+ */
+function fit(text: string, tail = ""): string {
   const width = attempt(() => Deno.consoleSize().columns, 0) || 80;
-  const columns = (char: string) => char.codePointAt(0)! >= 0x1100 ? 2 : 1; // a wide one: 2
-  let used = 0;
-  return [...text].filter((char) => (used += columns(char)) < width).join("");
+  const columns = (char: string) => WIDE.test(char) ? 2 : 1;
+  let used = [...tail].reduce((sum, char) => sum + columns(char), 0);
+  if (used >= width) [text, tail, used] = [text + tail, "", 0]; // no room for the tail either
+  return [...text].filter((char) => (used += columns(char)) < width).join("") + tail;
 }
 
 /** Whether two file descriptors are the same terminal, pipe or file; `undefined` if unknown. */

@@ -82,7 +82,8 @@ Deno.test("terminal: off a terminal there is no progress line: no waiting line, 
 });
 
 Deno.test({
-  name: "terminal: in a 20-column terminal the progress line is one row, however long its label",
+  name:
+    "terminal: in a 20-column terminal the progress line is one row, however long its label, and its seconds stay in sight",
   ignore: !hasScript,
   async fn() {
     const terminal = inTerminal(`stty cols 20; ${clientCommand(["--mm", MM_SIM])}`, {
@@ -95,12 +96,13 @@ Deno.test({
     assert.equal(rows.filter((row) => SPINNER.test(row)).length, 1, JSON.stringify(rows));
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
-    for (const [, drawn] of screen.matchAll(/\r\x1b\[K([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏][^\r\n]*)\r/g)) {
-      assert.ok(
-        [...drawn].length < 20,
-        `a progress line of ${[...drawn].length} columns: ${drawn}`,
-      );
+    const drawn = [...screen.matchAll(/\r\x1b\[K([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏][^\r\n]*)\r/g)].map((m) => m[1]);
+    for (const line of drawn) {
+      assert.ok([...line].length < 20, `a progress line of ${[...line].length} columns: ${line}`);
+      assert.match(line, /^. waiting for.* … \d+ s$/);
     }
+    assert.ok(drawn.some((line) => / [1-9]\d* s$/.test(line)), "the seconds count up");
+
     assert.ok(!visibleLines(screen, 20).some((row) => SPINNER.test(row)), "erased at the end");
   },
 });
