@@ -1367,9 +1367,12 @@ export function parseCommandLine(argv: readonly string[]): Options {
   if (values.continue && values.resume !== undefined) {
     throw usage("--continue and --resume both name the session: pick one");
   }
+  const words = read.positionals.join(" ").trim();
+  if (values.sessions && (words || values.resume || values.continue || values.interactive)) {
+    throw usage("--sessions lists the sessions and exits: it takes no question or session to open");
+  }
   if (values.mm === "") throw usage('--mm needs a path, got ""');
   if (values.resume === "") throw usage('--resume needs a session id, got ""');
-  const words = read.positionals.join(" ").trim();
   const question = words || (values.interactive ? undefined : DEFAULT_QUESTION);
   if (question === "-" && values.interactive) {
     throw usage("- reads the question from stdin, which --interactive reads too");

@@ -120,6 +120,11 @@ Deno.test("command line: a usage error names what is actually wrong", () => {
   );
   usageError(["--turn-timeout"], "--turn-timeout needs a value");
   usageError(["--json=1"], "--json takes no value");
+  const sessionsAlone =
+    "--sessions lists the sessions and exits: it takes no question or session to open";
+  for (const extra of [["RAM?"], ["--resume", "x"], ["--continue"], ["-i"]]) {
+    usageError(["--sessions", ...extra], sessionsAlone);
+  }
 });
 
 Deno.test("command line: --turn-timeout takes the same numbers as --timeout; without it a turn has no deadline", () => {
