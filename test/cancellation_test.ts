@@ -293,10 +293,13 @@ Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, 
   assertNoPeerLeft(run.pidFile);
 });
 
-Deno.test("--turn-timeout: mm that keeps sending updates for longer than the timeout is not cut", async () => {
+Deno.test("--turn-timeout: mm that keeps sending updates for longer than the timeout is not cut, each gap shorter than it", async () => {
+  // Under a 4 s timeout, gaps of 1 s and 3 s, for 5 s: the silence is counted from the last update
+  // (a client that cut after half the timeout, or timed the whole turn, would cut at 4 s).
   const run = await startClient(rogue("chatty", {
-    args: ["--turn-timeout", "0.8"],
-    env: { ROGUE_CHATTY_MS: "2400" },
+    args: ["--turn-timeout", "4"],
+    env: { ROGUE_CHATTY_MS: "4000", ROGUE_CHATTY_GAPS_MS: "1000,3000" },
+    deadlineMs: 30_000,
   })).done();
   assert.equal(run.code, 0, run.stderr);
   assert.deepEqual(run.out.slice(-2), ["Done talking.", "[end_turn]"]);

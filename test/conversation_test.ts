@@ -477,9 +477,12 @@ Deno.test("--sessions: lists mm's sessions, most recent first: id, last update, 
   assert.deepEqual(sessions.map((s: { sessionId: string }) => s.sessionId), [newest[0], older[0]]);
 });
 
-Deno.test("--continue: resumes the most recent session of this folder, not of another", async () => {
+Deno.test("--continue: resumes the most recent session of this folder, not an older one or another folder's", async () => {
   const state = stateDir();
+  const older = await runClient({ env: state, args: ["Which OS?"] });
   const here = await runClient({ env: state, args: ["How much RAM?"] });
+  assert.notEqual(discovery(older.log).session, discovery(here.log).session);
+
   await runClient({ env: state, args: ["Which CPU?"], cwd: scratchDir("elsewhere-") });
   const run = await runClient({ env: state, args: ["--continue", "And since when is it up?"] });
   assert.equal(run.code, 0, run.stderr);

@@ -65,6 +65,16 @@ Deno.test("peers: the first 10 bad frames are logged and answered, the rest coun
   assert.equal(run.out.at(-1), "[end_turn]");
 });
 
+Deno.test("peers: 1,998 bad frames with a good one in the middle are not 1,000 in a row: the turn goes on", async () => {
+  const run = await runRogue("garbage", {
+    env: { ROGUE_GARBAGE_LINES: "1998", ROGUE_GARBAGE_SPLIT: "1" },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(!run.stderr.includes("not speaking JSON-RPC"), run.stderr);
+  assert.ok(run.log.includes("[client] 1988 more bad frames from mm were not logged"), run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+});
+
 for (
   const [what, mm] of [
     ['an mm that is `yes "not json"`', "yes"],

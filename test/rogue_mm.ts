@@ -434,7 +434,20 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "garbage"() {
     const prompt = await handshake();
     const lines = Number(Deno.env.get("ROGUE_GARBAGE_LINES") ?? 25);
-    await write("not json\n".repeat(lines));
+    // Split: half the lines, one good frame, the other half, so that no run of them is as long.
+    const halves = Deno.env.get("ROGUE_GARBAGE_SPLIT")
+      ? [lines >> 1, lines - (lines >> 1)]
+      : [lines];
+    for (const [i, count] of halves.entries()) {
+      if (i > 0) {
+        await update({
+          sessionUpdate: "agent_message_chunk",
+          content: { type: "text", text: "." },
+        });
+      }
+      await write("not json\n".repeat(count));
+    }
+
     // Answers come in the order of the frames: once this call is answered,
     // every answer to a bad frame that will come has come.
     await hostInfoCall(1, { topic: "os" });
@@ -681,10 +694,13 @@ const scenarios: Record<string, () => Promise<void>> = {
     // A model that keeps talking for longer than any turn timeout a test gives, then ends well.
     const prompt = await handshake();
     const until = Date.now() + Number(Deno.env.get("ROGUE_CHATTY_MS") ?? 2500);
-    while (Date.now() < until) {
+    // The waits between two updates, in turn, in ms.
+    const gaps = (Deno.env.get("ROGUE_CHATTY_GAPS_MS") ?? "200").split(",").map(Number);
+    for (let i = 0; Date.now() < until; i++) {
       await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "." } });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, gaps[i % gaps.length]));
     }
+
     await chunk("Done talking.");
     await endTurn(prompt);
   },
