@@ -330,12 +330,15 @@ Deno.test("rendering: with stdout and stderr in one pipe no line starts in the m
   );
 });
 
-Deno.test("rendering: mm's log lines come through the client whole, and the last ones arrive when mm exits at once", async () => {
+Deno.test("rendering: mm's log lines come through the client whole, and the last ones arrive when mm exits at once, an unended one too", async () => {
   const run = await runRogue("stderr-burst-exit");
   assert.equal(run.code, 1, run.stderr.slice(-500));
   const lines = run.log.filter((l) => l.startsWith("[mm] line "));
   assert.deepEqual(lines, Array.from({ length: 3000 }, (_, i) => `[mm] line ${i + 1}`));
-  assert.equal(run.log.at(-1), "error: mm exited with code 3 before the turn ended");
+  assert.deepEqual(run.log.slice(-2), [
+    "[mm] last words, no line end",
+    "error: mm exited with code 3 before the turn ended",
+  ]);
 });
 
 // ─── --verbose and --trace ───────────────────────────────────────────────────

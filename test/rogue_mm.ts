@@ -732,9 +732,11 @@ const scenarios: Record<string, () => Promise<void>> = {
     await endTurn(prompt);
   },
   async "stderr-burst-exit"() {
-    // Many log lines in one write, then mm is gone at once.
+    // Many log lines in one write, the last one not ended, then mm is gone at once.
     await handshake();
-    const lines = Array.from({ length: 3000 }, (_, i) => `[mm] line ${i + 1}\n`).join("");
+    const lines = Array.from({ length: 3000 }, (_, i) => `[mm] line ${i + 1}\n`).join("") +
+      "[mm] last words, no line end";
+
     Deno.stderr.writeSync(encoder.encode(lines));
     Deno.exit(3);
   },
