@@ -120,11 +120,22 @@ const PERMISSION_OPTIONS = [
 ];
 
 function permission(id: number, title: unknown, options: unknown = PERMISSION_OPTIONS) {
-  return send({
-    id,
-    method: "session/request_permission",
-    params: { sessionId: SESSION, toolCall: { toolCallId: `t${id}`, title }, options },
-  });
+  return requestPermission(id, { toolCallId: `t${id}`, title }, options);
+}
+
+function requestPermission(id: number, toolCall: object, options: unknown = PERMISSION_OPTIONS) {
+  const params = { sessionId: SESSION, toolCall, options };
+  return send({ id, method: "session/request_permission", params });
+}
+
+/** A `tool_call` update: a call announced, as real agents do. */
+const announce = (toolCallId: string, title: string, kind: string, status = "pending") =>
+  update({ sessionUpdate: "tool_call", toolCallId, title, kind, status });
+
+/** Asks for a permission for `toolCall` as real agents do, and reports the client's answer. */
+async function askPermission(id: number, toolCall: object) {
+  await requestPermission(id, toolCall);
+  report(`answer ${JSON.stringify(await next(answerTo(id)))}`);
 }
 
 /**
@@ -700,7 +711,6 @@ const scenarios: Record<string, () => Promise<void>> = {
       await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "." } });
       await new Promise((resolve) => setTimeout(resolve, gaps[i % gaps.length]));
     }
-
     await chunk("Done talking.");
     await endTurn(prompt);
   },
@@ -736,7 +746,6 @@ const scenarios: Record<string, () => Promise<void>> = {
     await handshake();
     const lines = Array.from({ length: 3000 }, (_, i) => `[mm] line ${i + 1}\n`).join("") +
       "[mm] last words, no line end";
-
     Deno.stderr.writeSync(encoder.encode(lines));
     Deno.exit(3);
   },
@@ -755,51 +764,27 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "unannounced-permission"() {
     const prompt = await handshake();
     await chunk("I will list / with the shell tool.");
-    const toolCall = {
+    await askPermission(600, {
       toolCallId: "shell-1",
       title: "ls /",
       kind: "execute",
       rawInput: { command: "ls /" },
-    };
-    await send({
-      id: 600,
-      method: "session/request_permission",
-      params: { sessionId: SESSION, toolCall, options: PERMISSION_OPTIONS },
     });
-    report(`answer ${JSON.stringify(await next(answerTo(600)))}`);
     await chunk("The shell tool answered: nothing.");
     await endTurn(prompt);
   },
   async "renamed-call"() {
     const prompt = await handshake();
-    await update({
-      sessionUpdate: "tool_call",
-      toolCallId: "t1",
-      title: "Terminal",
-      kind: "execute",
-      status: "pending",
-    });
+    await announce("t1", "Terminal", "execute");
     await update({
       sessionUpdate: "tool_call_update",
       toolCallId: "t1",
       title: "ls -la /",
       status: "in_progress",
     });
-    const toolCall = { toolCallId: "t1", title: "ls -la /", kind: "execute" };
-    await send({
-      id: 601,
-      method: "session/request_permission",
-      params: { sessionId: SESSION, toolCall, options: PERMISSION_OPTIONS },
-    });
-    report(`answer ${JSON.stringify(await next(answerTo(601)))}`);
+    await askPermission(601, { toolCallId: "t1", title: "ls -la /", kind: "execute" });
     await update({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "failed" });
-    await update({
-      sessionUpdate: "tool_call",
-      toolCallId: "t2",
-      title: "bash",
-      kind: "execute",
-      status: "pending",
-    });
+    await announce("t2", "bash", "execute");
     await update({
       sessionUpdate: "tool_call_update",
       toolCallId: "t2",
@@ -811,13 +796,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   },
   async "growing-content"() {
     const prompt = await handshake();
-    await update({
-      sessionUpdate: "tool_call",
-      toolCallId: "g1",
-      title: "npm test",
-      kind: "execute",
-      status: "in_progress",
-    });
+    await announce("g1", "npm test", "execute", "in_progress");
     // ACP: content in an update replaces the call's content, so each carries everything so far.
     for (
       const soFar of [
@@ -844,39 +823,21 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "raw-output"() {
     const prompt = await handshake();
     const lines = Array.from({ length: 25 }, (_, i) => `log ${i + 1}`).join("\n");
-    await update({
-      sessionUpdate: "tool_call",
-      toolCallId: "r1",
-      title: "Read log",
-      kind: "read",
-      status: "pending",
-    });
+    await announce("r1", "Read log", "read");
     await update({
       sessionUpdate: "tool_call_update",
       toolCallId: "r1",
       status: "completed",
       rawOutput: lines,
     });
-    await update({
-      sessionUpdate: "tool_call",
-      toolCallId: "r2",
-      title: "Exit code",
-      kind: "execute",
-      status: "pending",
-    });
+    await announce("r2", "Exit code", "execute");
     await update({
       sessionUpdate: "tool_call_update",
       toolCallId: "r2",
       status: "completed",
       rawOutput: { exitCode: 0, stdout: "ok" },
     });
-    await update({
-      sessionUpdate: "tool_call",
-      toolCallId: "r3",
-      title: "With content",
-      kind: "read",
-      status: "pending",
-    });
+    await announce("r3", "With content", "read");
     await update({
       sessionUpdate: "tool_call_update",
       toolCallId: "r3",
@@ -884,13 +845,7 @@ const scenarios: Record<string, () => Promise<void>> = {
       rawOutput: "not shown",
     });
     await update({ sessionUpdate: "tool_call_update", toolCallId: "r3", status: "completed" });
-    await update({
-      sessionUpdate: "tool_call",
-      toolCallId: "r4",
-      title: "Early raw",
-      kind: "read",
-      status: "pending",
-    });
+    await announce("r4", "Early raw", "read");
     await update({
       sessionUpdate: "tool_call_update",
       toolCallId: "r4",
@@ -925,13 +880,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   },
   async "glued-text"() {
     const prompt = await handshake();
-    await update({
-      sessionUpdate: "tool_call",
-      toolCallId: "s1",
-      title: "search",
-      kind: "search",
-      status: "pending",
-    });
+    await announce("s1", "search", "search");
     await chunk("Searching.");
     await update({ sessionUpdate: "tool_call_update", toolCallId: "s1", status: "in_progress" });
     await chunk("Found it.");
@@ -984,18 +933,12 @@ const scenarios: Record<string, () => Promise<void>> = {
   },
   async "self-cancel"() {
     const prompt = await handshake();
-    const toolCall = {
+    await askPermission(602, {
       toolCallId: "rm-1",
       title: "rm -rf /tmp/x",
       kind: "delete",
       rawInput: { command: "rm -rf /tmp/x" },
-    };
-    await send({
-      id: 602,
-      method: "session/request_permission",
-      params: { sessionId: SESSION, toolCall, options: PERMISSION_OPTIONS },
     });
-    report(`answer ${JSON.stringify(await next(answerTo(602)))}`);
     await endTurn(prompt, "cancelled");
   },
   async "pause-mid-answer"() {
