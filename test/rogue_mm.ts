@@ -102,6 +102,12 @@ function hostInfoCall(id: number | string, params: unknown): Promise<boolean> {
   return send({ id, method: "_demo.minime/host_info", params });
 }
 
+/** The line of a `host_info` call for `os`, to write many of them at once. */
+function hostInfoLine(id: string): string {
+  const params = { topic: "os", _meta: { "org.mini-me/sessionId": SESSION } };
+  return `${JSON.stringify({ jsonrpc: "2.0", id, method: "_demo.minime/host_info", params })}\n`;
+}
+
 /** An agent message chunk of text. */
 const chunk = (t: string) =>
   update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } });
@@ -131,6 +137,10 @@ function requestPermission(id: number, toolCall: object, options: unknown = PERM
 /** A `tool_call` update: a call announced, as real agents do. */
 const announce = (toolCallId: string, title: string, kind: string, status = "pending") =>
   update({ sessionUpdate: "tool_call", toolCallId, title, kind, status });
+
+/** A `tool_call_update` of the call `toolCallId`. */
+const callUpdate = (toolCallId: string, fields: Record<string, unknown>) =>
+  update({ sessionUpdate: "tool_call_update", toolCallId, ...fields });
 
 /** Asks for a permission for `toolCall` as real agents do, and reports the client's answer. */
 async function askPermission(id: number, toolCall: object) {
@@ -344,22 +354,13 @@ const scenarios: Record<string, () => Promise<void>> = {
       title: "client: host_info",
       kind: "other",
     });
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "a",
+    await callUpdate("a", {
       status: "failed",
       content: [{ type: "content", content: { type: "text", text: "first line\nsecond line" } }],
     });
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "b",
-      title: "renamed",
-      status: "failed",
-    });
-    await update({ sessionUpdate: "tool_call_update", toolCallId: "c", status: "failed" });
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "a",
+    await callUpdate("b", { title: "renamed", status: "failed" });
+    await callUpdate("c", { status: "failed" });
+    await callUpdate("a", {
       status: "completed",
       content: [{ type: "content", content: { type: "image", data: "", mimeType: "image/png" } }, {
         type: "diff",
@@ -479,19 +480,11 @@ const scenarios: Record<string, () => Promise<void>> = {
     // their answers waits, the answers it makes next are queued behind it. None may be lost.
     const prompt = await handshake();
     pausedUntil = Date.now() + 1500;
-    const params = { topic: "os", _meta: { "org.mini-me/sessionId": SESSION } };
     const pad = "y".repeat(1000); // a long id: the answer repeats it
     const count = 3000;
     let text = "";
     for (let id = 0; id < count; id++) {
-      text += `${
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: `${id}-${pad}`,
-          method: "_demo.minime/host_info",
-          params,
-        })
-      }\n`;
+      text += hostInfoLine(`${id}-${pad}`);
     }
     await write(text);
     const answered = new Set<unknown>();
@@ -514,19 +507,11 @@ const scenarios: Record<string, () => Promise<void>> = {
       report(`sent ${sent} of ${count} calls`);
       Deno.exit(0);
     }, Number(Deno.env.get("ROGUE_GIVE_UP_MS") ?? 8000));
-    const params = { topic: "os", _meta: { "org.mini-me/sessionId": SESSION } };
     for (let batch = 0; batch < count; batch += 100) {
       let text = "";
       for (let id = batch; id < Math.min(batch + 100, count); id++) {
         // A long id: the answer repeats it, so each answer is a few KiB.
-        text += `${
-          JSON.stringify({
-            jsonrpc: "2.0",
-            id: `${id}-${pad}`,
-            method: "_demo.minime/host_info",
-            params,
-          })
-        }\n`;
+        text += hostInfoLine(`${id}-${pad}`);
       }
       if (!await write(text)) return;
       sent = Math.min(batch + 100, count);
@@ -542,9 +527,7 @@ const scenarios: Record<string, () => Promise<void>> = {
       title: `ti\rtle${hostile}`,
       kind: "other",
     });
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "h",
+    await callUpdate("h", {
       status: "completed",
       content: [{ type: "content", content: { type: "text", text: `result${hostile}` } }],
     });
@@ -558,9 +541,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "crlf-tool-text"() {
     const prompt = await handshake();
     await update({ sessionUpdate: "tool_call", toolCallId: "t", title: "crlf", kind: "other" });
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "t",
+    await callUpdate("t", {
       status: "completed",
       content: [{ type: "content", content: { type: "text", text: "a\r\nb" } }],
     });
@@ -776,18 +757,11 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "renamed-call"() {
     const prompt = await handshake();
     await announce("t1", "Terminal", "execute");
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "t1",
-      title: "ls -la /",
-      status: "in_progress",
-    });
+    await callUpdate("t1", { title: "ls -la /", status: "in_progress" });
     await askPermission(601, { toolCallId: "t1", title: "ls -la /", kind: "execute" });
-    await update({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "failed" });
+    await callUpdate("t1", { status: "failed" });
     await announce("t2", "bash", "execute");
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "t2",
+    await callUpdate("t2", {
       title: "cat /etc/hostname",
       status: "completed",
       content: textContent("vm\n"),
@@ -806,53 +780,24 @@ const scenarios: Record<string, () => Promise<void>> = {
         "line 1\nline 2\nline 3 done\n",
       ]
     ) {
-      await update({
-        sessionUpdate: "tool_call_update",
-        toolCallId: "g1",
-        content: textContent(soFar),
-      });
+      await callUpdate("g1", { content: textContent(soFar) });
     }
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "g1",
-      status: "completed",
-      content: textContent("all 3 passed\n"),
-    });
+    await callUpdate("g1", { status: "completed", content: textContent("all 3 passed\n") });
     await endTurn(prompt);
   },
   async "raw-output"() {
     const prompt = await handshake();
     const lines = Array.from({ length: 25 }, (_, i) => `log ${i + 1}`).join("\n");
     await announce("r1", "Read log", "read");
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "r1",
-      status: "completed",
-      rawOutput: lines,
-    });
+    await callUpdate("r1", { status: "completed", rawOutput: lines });
     await announce("r2", "Exit code", "execute");
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "r2",
-      status: "completed",
-      rawOutput: { exitCode: 0, stdout: "ok" },
-    });
+    await callUpdate("r2", { status: "completed", rawOutput: { exitCode: 0, stdout: "ok" } });
     await announce("r3", "With content", "read");
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "r3",
-      content: textContent("the content"),
-      rawOutput: "not shown",
-    });
-    await update({ sessionUpdate: "tool_call_update", toolCallId: "r3", status: "completed" });
+    await callUpdate("r3", { content: textContent("the content"), rawOutput: "not shown" });
+    await callUpdate("r3", { status: "completed" });
     await announce("r4", "Early raw", "read");
-    await update({
-      sessionUpdate: "tool_call_update",
-      toolCallId: "r4",
-      status: "in_progress",
-      rawOutput: "read early",
-    });
-    await update({ sessionUpdate: "tool_call_update", toolCallId: "r4", status: "completed" });
+    await callUpdate("r4", { status: "in_progress", rawOutput: "read early" });
+    await callUpdate("r4", { status: "completed" });
     await endTurn(prompt);
   },
   async "diff-terminal"() {
@@ -875,16 +820,16 @@ const scenarios: Record<string, () => Promise<void>> = {
       status: "in_progress",
       content: [{ type: "terminal", terminalId: "term-1" }],
     });
-    await update({ sessionUpdate: "tool_call_update", toolCallId: "d2", status: "completed" });
+    await callUpdate("d2", { status: "completed" });
     await endTurn(prompt);
   },
   async "glued-text"() {
     const prompt = await handshake();
     await announce("s1", "search", "search");
     await chunk("Searching.");
-    await update({ sessionUpdate: "tool_call_update", toolCallId: "s1", status: "in_progress" });
+    await callUpdate("s1", { status: "in_progress" });
     await chunk("Found it.");
-    await update({ sessionUpdate: "tool_call_update", toolCallId: "s1", status: "completed" });
+    await callUpdate("s1", { status: "completed" });
     await chunk("");
     await chunk(" Done.");
     await endTurn(prompt);
