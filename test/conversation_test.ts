@@ -477,6 +477,13 @@ Deno.test("--sessions: lists mm's sessions, most recent first: id, last update, 
   assert.deepEqual(sessions.map((s: { sessionId: string }) => s.sessionId), [newest[0], older[0]]);
 });
 
+Deno.test("--sessions: follows session/list's nextCursor to the last page", async () => {
+  const run = await runRogue("paged-sessions", { args: ["--sessions"] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out, ["s1  2026-12-01  /", "s2  2026-12-02  /"]);
+  assert.ok(run.log.includes('[rogue] second page asked with {"cursor":"page-2"}'), run.stderr);
+});
+
 Deno.test("--continue: resumes the most recent session of this folder, not an older one or another folder's", async () => {
   const state = stateDir();
   const older = await runClient({ env: state, args: ["Which OS?"] });

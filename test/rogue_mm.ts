@@ -185,6 +185,19 @@ const scenarios: Record<string, () => Promise<void>> = {
     await next(request("session/new"));
     await next(() => false);
   },
+  async "paged-sessions"() {
+    // session/list in two pages: the client follows nextCursor until there is none.
+    const init = await next(request("initialize"));
+    const agentCapabilities = { sessionCapabilities: { list: {} } };
+    await send({ id: init.id, result: { protocolVersion: 1, agentCapabilities } });
+    const session = (n: number) => ({ sessionId: `s${n}`, cwd: "/", updatedAt: `2026-12-0${n}` });
+    const first = await next(request("session/list"));
+    await send({ id: first.id, result: { sessions: [session(1)], nextCursor: "page-2" } });
+    const second = await next(request("session/list"));
+    report(`second page asked with ${JSON.stringify(second.params)}`);
+    await send({ id: second.id, result: { sessions: [session(2)] } });
+    await next(() => false);
+  },
   async "refusal"() {
     await endTurn(await handshake(), "refusal");
   },
