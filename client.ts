@@ -384,9 +384,10 @@ class Run implements Handlers {
     this.heard = performance.now();
     this.out.record(params);
     showUpdate(this, field(params, "update"));
+    if (this.stage !== "turn") return; // a loaded session's past: nothing is waited for
     // What the progress line waits for: a tool that runs, or the model.
     const running = [...this.calls.values()].findLast((call) => !call.done);
-    if (this.stage === "turn") this.out.waitFor(running?.title ?? "the model");
+    this.out.waitFor(running?.title ?? "the model");
   }
 }
 
