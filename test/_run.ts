@@ -8,10 +8,14 @@
  * @module
  */
 
+import { hostInfo } from "../client.ts";
 import { checkSentFrames } from "./_schema.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
 
 /** The project folder. */
+/** What `host_info os` answers on this machine (read once: it does not change during a run). */
+export const OS_TEXT = hostInfo("os").content[0].text;
+
 export const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
 /** The `start` task's Deno permission flags, read from deno.json. */
@@ -490,6 +494,27 @@ export async function runShell(
     throw error;
   }
 }
+
+/**
+ * A tool for {@linkcode clientWithTools} that answers after `ms` milliseconds, and stops (saying
+ * so on stderr) when mm cancels the call.
+ */
+export const SLOW_TOOL = `  {
+    name: "slow",
+    description: "Answers after a while.",
+    method: "_test/slow",
+    inputSchema: { type: "object", properties: { ms: { type: "number" } } },
+    call: ({ ms }, signal) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => resolve(toolText(\`slow done after \${ms} ms\`)), Number(ms));
+        signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          console.error("[tool] slow saw its signal abort");
+          reject(signal.reason);
+        });
+      }),
+  },
+`;
 
 /**
  * A copy of `client.ts` with `entries` added to its `TOOLS`, after host_info's, exactly where

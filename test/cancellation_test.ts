@@ -7,24 +7,25 @@
  */
 
 import assert from "node:assert/strict";
-import { DEFAULT_QUESTION, hostInfo } from "../client.ts";
+import { DEFAULT_QUESTION } from "../client.ts";
 import {
   assertNoPeerLeft,
   clientCommand,
   clientWithTools,
   exitTime,
   MM_SIM,
+  OS_TEXT,
   ROGUE,
   rogue,
   seen,
   silentMm,
   sleep,
+  SLOW_TOOL,
   startClient,
   tempFile,
 } from "./_run.ts";
 import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
 
-const OS_TEXT = hostInfo("os").content[0].text;
 /** The lines a terminal shows, without the `^C` it echoes where the key was typed. */
 const shownWithoutEcho = (screen: string) =>
   visibleLines(screen).map((line) => line.replace(/^(\^C)+/, ""));
@@ -266,16 +267,6 @@ for (
 
 // ─── --turn-timeout ──────────────────────────────────────────────────────────
 
-const SLOW_TOOL = `  {
-    name: "slow",
-    description: "Answers after a while.",
-    method: "_test/slow",
-    inputSchema: { type: "object", properties: { ms: { type: "number" } } },
-    call: ({ ms }) =>
-      new Promise((resolve) => setTimeout(() => resolve(toolText("slow done")), Number(ms))),
-  },
-`;
-
 Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, not before, and ends 124", async () => {
   const run = await startClient(rogue("silent", { args: ["--turn-timeout", "1"] })).done();
   // The peer times its silence from its last write, which the client heard before the turn began.
@@ -312,7 +303,7 @@ Deno.test("--turn-timeout: mm waiting for the client's answer is not silent", as
     client: clientWithTools(SLOW_TOOL),
   }).done();
   assert.equal(run.code, 0, run.stderr);
-  assert.match(run.stderr, /\[rogue\] answer .*"slow done"/);
+  assert.match(run.stderr, /\[rogue\] answer .*"slow done after 1500 ms"/);
   assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
 });
 

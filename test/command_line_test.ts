@@ -6,19 +6,14 @@
  */
 
 import assert from "node:assert/strict";
-import {
-  agentFileWarnings,
-  ClientError,
-  DEFAULT_QUESTION,
-  hostInfo,
-  parseCommandLine,
-} from "../client.ts";
+import { agentFileWarnings, ClientError, DEFAULT_QUESTION, parseCommandLine } from "../client.ts";
 import {
   agentFileWith,
   assertInOrder,
   type ClientRun,
   discovery,
   MM_SIM,
+  OS_TEXT,
   PATH_WITHOUT_MM,
   permissionsWith,
   ROOT,
@@ -27,7 +22,6 @@ import {
 } from "./_run.ts";
 import { scratchDir } from "./_scratch.ts";
 
-const OS_TEXT = hostInfo("os").content[0].text;
 const USAGE_LINE = "usage: client.ts [options] [question | -]";
 
 // ─── The command line ────────────────────────────────────────────────────────

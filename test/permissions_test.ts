@@ -7,13 +7,14 @@
  */
 
 import assert from "node:assert/strict";
-import { choosePermission, hostInfo, isOfferedToolTitle } from "../client.ts";
+import { choosePermission, isOfferedToolTitle } from "../client.ts";
 import {
   agentFileWith,
   assertInOrder,
   clientCommand,
   discovery,
   MM_SIM,
+  OS_TEXT,
   PATH_WITHOUT_MM,
   permissionsWith,
   RESULT_LINE,
@@ -24,8 +25,6 @@ import {
   START_PERMISSIONS,
 } from "./_run.ts";
 import { doneWithoutPrompt, hasScript, inTerminal, visibleLines } from "./_pty.ts";
-
-const OS_TEXT = hostInfo("os").content[0].text;
 
 // ─── The policy, pure ────────────────────────────────────────────────────────
 

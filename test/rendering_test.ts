@@ -13,7 +13,7 @@
  */
 
 import assert from "node:assert/strict";
-import { DEFAULT_QUESTION, hostInfo, showControls } from "../client.ts";
+import { DEFAULT_QUESTION, showControls } from "../client.ts";
 import {
   ANSWER_PREFIX,
   assertNoPeerLeft,
@@ -22,6 +22,7 @@ import {
   type ClientRun,
   discovery,
   MM_SIM,
+  OS_TEXT,
   RESULT_LINE,
   ROGUE,
   runClient,
@@ -35,7 +36,6 @@ import { doneWithoutPrompt, hasScript, inTerminal, visibleLines } from "./_pty.t
 import { HOSTILE } from "./rogue_mm.ts";
 
 const QUESTION = `❓ ${DEFAULT_QUESTION}`;
-const OS_TEXT = hostInfo("os").content[0].text;
 
 /** Runs a scenario of the peer; its frames must be valid ACP v1. */
 async function scenario(name: string, run: ClientRun = {}): Promise<ClientResult> {

@@ -25,15 +25,16 @@ import {
   type ClientResult,
   clientWithTools,
   discovery,
+  OS_TEXT,
   RESULT_LINE,
   ROOT,
   runClient,
   runRogue,
   seen,
+  SLOW_TOOL,
   traced,
 } from "./_run.ts";
 
-const OS_TEXT = hostInfo("os").content[0].text;
 const TOOL_ERROR = (text: string) => `│ [client tool error: ${text}]`;
 
 // ─── host_info, pure ─────────────────────────────────────────────────────────
@@ -322,22 +323,7 @@ Deno.test("tools: $/cancel_request for an answered or unknown request changes no
 // ─── Tools a copier lends ────────────────────────────────────────────────────
 
 /** Three tools a copier might write: one that takes its time, one that throws, one that rejects. */
-const LENT = `  {
-    name: "slow",
-    description: "Answers after a while.",
-    method: "_test/slow",
-    inputSchema: { type: "object", properties: { ms: { type: "number" } } },
-    call: ({ ms }, signal) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => resolve(toolText(\`slow done after \${ms} ms\`)), Number(ms));
-        signal.addEventListener("abort", () => {
-          clearTimeout(timer);
-          console.error("[tool] slow saw its signal abort");
-          reject(signal.reason);
-        });
-      }),
-  },
-  {
+const LENT = `${SLOW_TOOL}  {
     name: "throws",
     description: "Fails at once.",
     method: "_test/throws",
