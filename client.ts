@@ -1,24 +1,21 @@
 #!/usr/bin/env -S deno run --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 /**
  * An ACP client that lends mini-me (`mm -acp`) a tool of its own, `host_info`, asks it a question
- * and shows the conversation.
- *
- * mm speaks the Agent Client Protocol: JSON-RPC 2.0, one JSON object per line on its stdin and
- * stdout. A client offers tools through ACP extensibility (mini-me's acp-client-tools.md,
- * "Découverte"): their descriptions go in the `_meta` of `initialize` (`meta` discovery), or in the
- * answer to `_org.mini-me/tools/list` (`request` discovery). mm's model calls each tool as
- * `client_<name>`, and mm forwards the call to the client as a request for the tool's `method`.
- *
- * The file reads in the order of a session:
- * 1. What mm may ask, and the tools the client lends — `TOOLS`, `answerRequest()`.
- * 2. The tool itself — `hostInfo()`.
- * 3. The run as it happens — `main()`: start mm, `initialize`, open the session, a turn, what the
- *    user sees (`showUpdate()`), the end.
- * 4. The plumbing — output, framing, the connection, the command line, the agent file.
+ * and shows the conversation. mm speaks the Agent Client Protocol: JSON-RPC 2.0, one JSON object
+ * per line on its stdin and stdout. A client offers tools through ACP extensibility (mini-me's
+ * acp-client-tools.md, "Découverte"): their descriptions go in the `_meta` of `initialize` (`meta`
+ * discovery), or in the answer to `_org.mini-me/tools/list` (`request` discovery). mm's model
+ * calls each tool as `client_<name>`; mm forwards the call to the client as a request for its
+ * `method`.
  *
  * To lend a tool of your own, add one entry to `TOOLS`: its description and the function that
  * answers its calls. The list mm sees, the dispatch of its calls, the permission policy and the log
  * line all follow from that entry.
+ *
+ * The file reads in the order of a session: 1. what mm may ask, and the tools (`TOOLS`,
+ * `answerRequest()`); 2. the tool itself, `hostInfo()`; 3. the run as it happens, `main()`: start
+ * mm, `initialize`, the session, a turn, what the user sees (`showUpdate()`), the end; 4. the
+ * plumbing: output, framing, the connection, the command line and the agent file.
  *
  * @module
  */
@@ -50,9 +47,8 @@ export interface Tool {
   /** The JSON Schema of the arguments: an object. */
   inputSchema: { type: "object"; [key: string]: unknown };
   /**
-   * Answers a call with the model's arguments, or a promise of the answer: the client goes on
-   * meanwhile. `signal` aborts when mm cancels the call. What it throws or rejects with is the
-   * tool's failure, answered as an error result.
+   * Answers a call with the model's arguments, now or in a promise (the client goes on meanwhile);
+   * `signal` aborts when mm cancels the call. A throw or rejection is answered as an error result.
    */
   call(args: Record<string, unknown>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
 }
@@ -289,9 +285,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     [out.quiet, out.json] = [!!options.quiet, !!options.json];
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
     const { path, config } = readAgentFile(agent, options.agent !== undefined);
-    for (const warning of agentFileWarnings(agent, config, !!options.request)) {
-      out.note(`[client] ${warning}`);
-    }
+    agentFileWarnings(agent, config, !!options.request).forEach((w) => out.note(`[client] ${w}`));
     if (options.question === "-") options.question = await questionFromStdin(out);
     run = new Run(options, out, path);
     code = await converse(run);
@@ -303,7 +297,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof ClientError && error.usage) out.note(USAGE);
     // A script is told why, even of a usage error: --json among the options (before a `--`).
     out.json ||= argv.slice(0, argv.indexOf("--", 1) >>> 0).includes("--json");
-
     out.record({ error: { message: errorText(error) || "interrupted", exitCode: code } });
   }
   out.waitFor(undefined);
@@ -324,7 +317,7 @@ export async function main(argv: readonly string[]): Promise<number> {
  * mm has yet to do (for an mm that exits): answer `asking`, end the turn, nothing at the `-i`
  * prompt. `failed` rejects when the run must end early; every wait races it.
  */
-class Run implements Handlers {
+class Run {
   stage: "opening" | "turn" | "question" = "opening";
   asking?: string;
   sessionId?: string;
@@ -333,7 +326,6 @@ class Run implements Handlers {
   cancelWhy?: string;
   cancelTimer?: ReturnType<typeof setTimeout>;
   lastSignal?: number;
-  heard = 0; // when mm last sent something
   replaying = false; // a loaded session's past is shown, on stderr, dimmed
   readonly calls = new Map<string, Call>(); // the tool calls seen, by id
   answer = ""; // this turn's answer text
@@ -351,7 +343,7 @@ class Run implements Handlers {
     this.child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, namedBy);
     this.failed = new Promise<never>((_, reject) => this.fail = reject);
     this.failed.catch(() => {}); // read where it matters, in ask()
-    this.connection = connect(this.child, !!options.trace, out, this);
+    this.connection = connect(this);
     this.log = forwardLog(this.child, out);
     out.onFailure = (e) =>
       this.fail(new ClientError(`cannot write the conversation: ${errorText(e)}`));
@@ -367,27 +359,6 @@ class Run implements Handlers {
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       Deno.addSignalListener(signal, () => interrupt(this, signal));
     }
-  }
-
-  request(method: string, params: unknown, signal: AbortSignal): unknown {
-    this.heard = performance.now();
-    return answerRequest(this, method, params, signal);
-  }
-
-  answered(method: string, params: unknown, answer: object): void {
-    this.heard = performance.now(); // mm's silence counts from the answer it waited for
-    this.out.record({ request: { method, params }, answer });
-  }
-
-  notification(method: string, params: unknown): void {
-    if (method !== "session/update") return; // other notifications are not for the user
-    this.heard = performance.now();
-    this.out.record(params);
-    showUpdate(this, field(params, "update"));
-    if (this.stage !== "turn") return; // a loaded session's past: nothing is waited for
-    // What the progress line waits for: a tool that runs, or the model.
-    const running = [...this.calls.values()].findLast((call) => !call.done);
-    this.out.waitFor(running?.title ?? "the model");
   }
 }
 
@@ -448,12 +419,10 @@ async function converse(run: Run): Promise<number> {
   }
   const capabilities = field(init, "agentCapabilities");
   if (options.sessions || options.continue) {
-    const sessions = await listSessions(
-      run,
-      capabilities,
-      options.continue ? Deno.cwd() : undefined,
-    );
+    const cwd = options.continue ? Deno.cwd() : undefined;
+    const sessions = await listSessions(run, capabilities, cwd);
     if (options.sessions) return showSessions(run, sessions);
+
     options.resume = latestSession(sessions);
   }
   await openSession(run, capabilities);
@@ -612,6 +581,17 @@ async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<st
     if (next.done && atTerminal) out.print(out.stderr, "\n"); // Ctrl-D did not
     if (next.done || next.value.trim()) return next.value?.trim();
   }
+}
+
+/** A notification from mm: a `session/update` is shown; the others are not for the user. */
+function notified(run: Run, method: string, params: unknown): void {
+  if (method !== "session/update") return;
+  run.out.record(params);
+  showUpdate(run, field(params, "update"));
+  if (run.stage !== "turn") return; // a loaded session's past: nothing is waited for
+  // What the progress line waits for: a tool that runs, or the model.
+  const running = [...run.calls.values()].findLast((call) => !call.done);
+  run.out.waitFor(running?.title ?? "the model");
 }
 
 /**
@@ -800,13 +780,12 @@ function watchSilence(run: Run): () => void {
   const ms = (run.options.turnSeconds ?? Infinity) * 1000;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const check = () => {
-    if (run.connection.busy()) run.heard = performance.now();
-    const silent = performance.now() - run.heard;
+    const silent = run.connection.silentFor();
     if (silent < ms) return void (timer = setTimeout(check, ms - silent));
     const why = `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`;
     if (run.cancelledBy === undefined) cancelTurn(run, 124, why);
   };
-  if (ms <= MAX_TIMER_MS) [run.heard, timer] = [performance.now(), setTimeout(check, ms)];
+  if (ms <= MAX_TIMER_MS) timer = setTimeout(check, ms);
   return () => clearTimeout(timer);
 }
 
@@ -1133,29 +1112,24 @@ const BAD_FRAMES_IN_A_ROW = 1000;
 /** Reading from mm pauses while more than this many characters of answers wait to be written. */
 const MAX_UNWRITTEN = 1024 * 1024;
 
-/** What the connection does with what mm sends; `fail` when it cannot go on. */
-interface Handlers {
-  request(method: string, params: unknown, signal: AbortSignal): unknown;
-  answered(method: string, params: unknown, answer: object): void;
-  notification(method: string, params: unknown): void;
-  fail(error: ClientError): void;
-}
-
 /**
  * JSON-RPC over mm's pipes. A tick's frames go out in one write, whole and in order, so the lines
  * of a chunk are handled synchronously (an async iterator per line measured 0.61× the throughput).
  * An answer that is a promise goes out when it settles, or as `-32800` if mm cancels it first.
  * Reading pauses while answers pile up unwritten, so memory stays bounded if mm stops reading.
+ * mm's requests go to `answerRequest()`, its notifications to `notified()`.
  */
-function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers: Handlers) {
+function connect(run: Run) {
+  const [{ child, out }, trace] = [run, !!run.options.trace];
   const writer = child.stdin.getWriter();
   const pending = new Map<RpcId, { resolve(r: unknown): void; reject(e: RpcError): void }>();
   const running = new Map<RpcId, { controller: AbortController; settle(a: object): void }>();
-  let [queued, unwritten, writing, nextId] = [[] as string[], 0, Promise.resolve(), 0];
+  let [queued, unwritten, writing, nextId, heard] = [[] as string[], 0, Promise.resolve(), 0, 0];
   const bad = { total: 0, inARow: 0, first: "" };
 
   const send = (message: object) => { // one line, after the other frames of this tick
     const line = JSON.stringify(message);
+    heard = performance.now(); // mm's silence counts from what it was sent last
     if (trace) out.note(`→ ${line}`);
     queued.push(line, "\n");
     unwritten += line.length + 1;
@@ -1168,7 +1142,7 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
     }).catch(async (error) => {
       // An mm that exited is reported as such by the run; anything else is reported here.
       const exited = await Promise.race([child.status, delay(EXIT_GRACE_MS)]);
-      if (!exited) handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
+      if (!exited) run.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
     });
   };
 
@@ -1181,12 +1155,12 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
   const answer = (id: string | number, method: string, params: unknown) => {
     const controller = new AbortController();
     const settle = (reply: object) => {
-      handlers.answered(method, params, reply);
+      out.record({ request: { method, params }, answer: reply });
       send({ jsonrpc: "2.0", id, ...reply });
     };
     let result;
     try {
-      result = handlers.request(method, params, controller.signal);
+      result = answerRequest(run, method, params, controller.signal);
     } catch (error) {
       return settle(failure(error));
     }
@@ -1208,6 +1182,7 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
     call.settle({ error: { code: -32800, message: "Request cancelled" } });
   };
   const receive = (line: string) => {
+    heard = performance.now();
     if (trace && line.trim() !== "") out.note(`← ${line}`);
     const frame = parseFrame(line);
     if (frame.kind === "blank") return;
@@ -1217,7 +1192,7 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
     if (frame.kind === "notification" && frame.method === "$/cancel_request") {
       return cancel(field(frame.params, "requestId") as RpcId);
     }
-    if (frame.kind === "notification") return handlers.notification(frame.method, frame.params);
+    if (frame.kind === "notification") return notified(run, frame.method, frame.params);
     const waiting = pending.get(frame.id);
     if (!waiting) {
       return out.log(`answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`);
@@ -1250,7 +1225,7 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
     const message = error instanceof LineTooLongError
       ? `mm sent ${error.message}; connection dropped`
       : `reading from mm: ${errorText(error)}`;
-    handlers.fail(error instanceof ClientError ? error : new ClientError(message));
+    run.fail(error instanceof ClientError ? error : new ClientError(message));
   });
 
   return {
@@ -1264,8 +1239,9 @@ function connect(child: Deno.ChildProcess, trace: boolean, out: Output, handlers
     notify: (method: string, params: unknown) => send({ jsonrpc: "2.0", method, params }),
     close: () => writing.then(() => writer.close()).catch(() => {}),
     reading,
-    /** A request of mm's is still being answered. */
-    busy: () => running.size > 0,
+    /** How long mm has been silent, sent nothing and been sent nothing; 0 while a tool runs. */
+    silentFor: () => running.size > 0 ? 0 : performance.now() - heard,
+
     unlogged: () => Math.max(0, bad.total - BAD_FRAMES_SHOWN),
   };
 }
@@ -1433,42 +1409,23 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
 /** The longest delay a timer takes (about 24.8 days); a longer timeout never fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
+// Used only once the module has loaded, so written as constants.
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 /** `value` when it is an array, else an empty one. */
-function list(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
-
+const list = (value: unknown): unknown[] => Array.isArray(value) ? value : [];
 /** `value[key]` when `value` is an object, else `undefined`; `fields()`, of several keys. */
-function field(value: unknown, key: string): unknown {
-  return isObject(value) ? value[key] : undefined;
-}
-function fields(value: unknown, ...keys: string[]): unknown[] {
-  return keys.map((key) => field(value, key));
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
+const field = (value: unknown, key: string): unknown => isObject(value) ? value[key] : undefined;
+const fields = (value: unknown, ...keys: string[]) => keys.map((key) => field(value, key));
+const errorText = (error: unknown) => error instanceof Error ? error.message : String(error);
 /** Whether a permission is granted, asked without ever prompting. */
-function granted(descriptor: Deno.PermissionDescriptor): boolean {
-  return Deno.permissions.querySync(descriptor).state === "granted";
-}
-
+const granted = (descriptor: Deno.PermissionDescriptor) =>
+  Deno.permissions.querySync(descriptor).state === "granted";
 /** An environment variable; one the run may not read counts as unset. */
-function readEnv(name: string): string | undefined {
-  return granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined;
-}
-
-/** A function that reads a value the first time it is called, and then remembers it. */
-function once<T>(read: () => T): () => T {
-  let value: { read: T } | undefined;
-  return () => (value ??= { read: read() }).read;
-}
+const readEnv = (name: string) =>
+  granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined;
+const delay = (ms: number) =>
+  new Promise<undefined>((done) => setTimeout(() => done(undefined), ms));
 
 /** What `run()` returns, or `otherwise` when it throws. */
 function attempt<T, U>(run: () => T, otherwise: U): T | U {
@@ -1479,8 +1436,10 @@ function attempt<T, U>(run: () => T, otherwise: U): T | U {
   }
 }
 
-function delay(ms: number): Promise<undefined> {
-  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
+/** A function that reads a value the first time it is called, and then remembers it. */
+function once<T>(read: () => T): () => T {
+  let value: { read: T } | undefined;
+  return () => (value ??= { read: read() }).read;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));
