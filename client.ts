@@ -370,7 +370,6 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
   const options = { args: ["-acp", "-agent", agentFile], detached: true, ...PIPES };
   const refused = `cannot start mm (${mm}): this run may not start it (add --allow-run)`;
   if (!granted({ name: "run", command: mm })) throw new ClientError(refused, 127);
-
   try {
     return new Deno.Command(mm, options).spawn();
   } catch (error) {
@@ -422,7 +421,6 @@ async function converse(run: Run): Promise<number> {
     const cwd = options.continue ? Deno.cwd() : undefined;
     const sessions = await listSessions(run, capabilities, cwd);
     if (options.sessions) return showSessions(run, sessions);
-
     options.resume = latestSession(sessions);
   }
   await openSession(run, capabilities);
@@ -814,14 +812,18 @@ const DIM = 2;
 const RED = 31;
 const ENCODER = new TextEncoder();
 
-/** An output stream; `open`: its last line is not ended; `gone`: its reader went away. */
-type Stream = {
-  file: typeof Deno.stdout;
-  terminal: boolean;
-  colour: boolean;
-  open: boolean;
-  gone: boolean;
-};
+/** An output stream: stdout or stderr. */
+class Stream {
+  readonly terminal: boolean;
+  readonly colour: boolean;
+  open = false; // its last line is not ended
+  gone = false; // its reader went away
+  constructor(readonly file: typeof Deno.stdout) {
+    this.terminal = file.isTerminal();
+    // no-color.org: no colour when NO_COLOR is set and not empty; a dumb terminal has none.
+    this.colour = this.terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
+  }
+}
 
 /**
  * stdout, the conversation, and stderr, diagnostics. When both reach one terminal, pipe or file, a
@@ -829,10 +831,13 @@ type Stream = {
  * A tick's output goes out in order, in one write per stream. On a terminal, a progress line.
  */
 class Output {
-  readonly stdout: Stream = Output.#open(Deno.stdout);
-  readonly stderr: Stream = Output.#open(Deno.stderr);
-  /** Both streams reach the same terminal, pipe or file. */
-  readonly shared: boolean = sameFile(1, 2) ?? this.stdout.terminal === this.stderr.terminal;
+  readonly stdout = new Stream(Deno.stdout);
+  readonly stderr = new Stream(Deno.stderr);
+  /** Both streams reach the same terminal, pipe or file (if unknown: are both terminals?). */
+  readonly shared: boolean = attempt(() => {
+    const [out, err] = [fstatSync(1), fstatSync(2)];
+    return out.ino ? out.dev === err.dev && out.ino === err.ino : undefined;
+  }, undefined) ?? this.stdout.terminal === this.stderr.terminal;
   /** A progress line is drawn: stderr is a terminal that can erase a line. */
   readonly progress: boolean = this.stderr.terminal && readEnv("TERM") !== "dumb";
   /** `--quiet`: stdout is the answer text alone, and `[client]` progress lines are not shown. */
@@ -844,13 +849,6 @@ class Output {
   #waiting?: { label: string; since: number; drawn: boolean };
   #ticking = false;
   #queue: [Stream, string | Uint8Array][] = [];
-
-  static #open(file: typeof Deno.stdout): Stream {
-    const terminal = file.isTerminal();
-    // no-color.org: no colour when NO_COLOR is set and not empty; a dumb terminal has none.
-    const colour = terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
-    return { file, terminal, colour, open: false, gone: false };
-  }
 
   /** A `[client] …` progress line on stderr (not with `--quiet`). */
   log(text: string): void {
@@ -918,7 +916,6 @@ class Output {
     const label = showControls(waiting.label); // a tool's title is mm's text
     const line = fit(`${spinner} waiting for ${label}`, ` … ${seconds} s`); // the seconds in sight
     this.#write(this.stderr, `\r\x1b[K${line}\r`);
-
     waiting.drawn = true;
   }
 
@@ -964,12 +961,6 @@ function fit(text: string, tail = ""): string {
   return [...text].filter((char) => (used += columns(char)) < width).join("") + tail;
 }
 
-/** Whether two file descriptors are the same terminal, pipe or file; `undefined` if unknown. */
-function sameFile(a: number, b: number): boolean | undefined {
-  const [x, y] = attempt(() => [fstatSync(a), fstatSync(b)], []);
-  return x?.ino ? x.dev === y?.dev && x.ino === y?.ino : undefined;
-}
-
 /**
  * Shows control characters other than newline and tab as symbols (`\x1b` as `␛`), so text on a
  * terminal cannot clear the screen, move the cursor, set the title or write the clipboard.
@@ -1011,7 +1002,6 @@ export class LineReader {
   #decoder = new TextDecoder();
 
   /** Lines up to `limit` bytes, not counting their end (32 MiB, as in the official SDK). */
-
   constructor(readonly limit: number = 32 * 1024 * 1024) {}
 
   /** Takes the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
@@ -1055,23 +1045,19 @@ export class LineReader {
 /** A JSON-RPC id. */
 export type RpcId = string | number | null;
 
-/** A JSON-RPC error object. */
-export type RpcFailure = { code: number; message: string };
-
 /** What one line from mm turned out to be. */
 export type Frame =
   | { kind: "request"; id: string | number; method: string; params: unknown }
   | { kind: "notification"; method: string; params: unknown }
-  | { kind: "response"; id: RpcId; result?: unknown; error?: RpcFailure }
+  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
   | { kind: "blank" }
-  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: RpcFailure } };
+  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
 
 /**
  * Classifies one line: a request, a notification, a response, a blank line to skip, or a bad frame
  * with its error reply: `-32700` for a line that is not JSON; `-32600` for a batch, a non-object,
  * or an object of none of the kinds.
  */
-
 export function parseFrame(line: string): Frame {
   if (line.trim() === "") return { kind: "blank" };
   const bad = (id: RpcId, code: number, message: string): Frame => ({
@@ -1092,7 +1078,7 @@ export function parseFrame(line: string): Frame {
     return { kind: "notification", method, params };
   }
   if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
-    return { kind: "response", id, result, error: error as RpcFailure };
+    return { kind: "response", id, result, error: error as { code: number; message: string } };
   }
   return bad(validId ? id : null, -32600, "Invalid Request");
 }
