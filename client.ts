@@ -163,9 +163,8 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
 function answerPermission(run: Run, params: unknown): Outcome {
   const [toolCall, options] = fields(params, "toolCall", "options");
   const [call, title] = [seeCall(run, toolCall, run.out.stdout), field(toolCall, "title")];
-  const outcome: Outcome = run.cancelledBy !== undefined
-    ? { outcome: "cancelled" }
-    : choosePermission(options, isOfferedToolTitle(title));
+  const offered = run.cancelledBy === undefined ? options : []; // none: `cancelled`
+  const outcome = choosePermission(offered, isOfferedToolTitle(title));
   const chosen = list(options).find((o) => field(o, "optionId") === field(outcome, "optionId"));
   const allowed = `${field(chosen, "kind")}`.startsWith("allow");
   run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
@@ -1097,6 +1096,7 @@ const BAD_FRAMES_SHOWN = 10;
 const BAD_FRAMES_IN_A_ROW = 1000;
 /** Reading from mm pauses while more than this many characters of answers wait to be written. */
 const MAX_UNWRITTEN = 1024 * 1024;
+const CANCELLED = { error: { code: -32800, message: "Request cancelled" } };
 
 /**
  * JSON-RPC over mm's pipes. A tick's frames go out in one write, whole and in order, so the lines
@@ -1109,7 +1109,7 @@ function connect(run: Run) {
   const [{ child, out }, trace] = [run, !!run.options.trace];
   const writer = child.stdin.getWriter();
   const pending = new Map<RpcId, { resolve(r: unknown): void; reject(e: RpcError): void }>();
-  const running = new Map<RpcId, { controller: AbortController; settle(a: object): void }>();
+  const running = new Map<RpcId, AbortController>(); // mm's requests being answered
   let [queued, unwritten, writing, nextId, heard] = [[] as string[], 0, Promise.resolve(), 0, 0];
   const bad = { total: 0, inARow: 0, first: "" };
 
@@ -1141,31 +1141,21 @@ function connect(run: Run) {
   const answer = (id: string | number, method: string, params: unknown) => {
     const controller = new AbortController();
     const settle = (reply: object) => {
+      if (running.get(id) !== controller) return; // cancelled, and answered so
+      running.delete(id);
       out.record({ request: { method, params }, answer: reply });
       send({ jsonrpc: "2.0", id, ...reply });
     };
-    let result;
+    running.set(id, controller);
     try {
-      result = answerRequest(run, method, params, controller.signal);
+      const result = answerRequest(run, method, params, controller.signal);
+      if (!(result instanceof Promise)) return settle({ result });
+      // `$/cancel_request` aborts it: answered `-32800` at once, and the tool is told.
+      controller.signal.addEventListener("abort", () => settle(CANCELLED));
+      result.then((result) => settle({ result }), (error) => settle(failure(error)));
     } catch (error) {
-      return settle(failure(error));
+      settle(failure(error));
     }
-    if (!(result instanceof Promise)) return settle({ result });
-    const call = { controller, settle };
-    running.set(id, call);
-    result.then((value) => ({ result: value }), failure).then((reply) => {
-      if (running.get(id) !== call) return; // cancelled, and answered so
-      running.delete(id);
-      settle(reply);
-    });
-  };
-  /** `$/cancel_request`: a request still running is aborted and answered `-32800`. */
-  const cancel = (id: RpcId) => {
-    const call = running.get(id);
-    if (!call) return; // answered already, or never asked: nothing to cancel
-    running.delete(id);
-    call.controller.abort();
-    call.settle({ error: { code: -32800, message: "Request cancelled" } });
   };
   const receive = (line: string) => {
     heard = performance.now();
@@ -1176,7 +1166,7 @@ function connect(run: Run) {
     bad.inARow = 0;
     if (frame.kind === "request") return answer(frame.id, frame.method, frame.params);
     if (frame.kind === "notification" && frame.method === "$/cancel_request") {
-      return cancel(field(frame.params, "requestId") as RpcId);
+      return running.get(field(frame.params, "requestId") as RpcId)?.abort();
     }
     if (frame.kind === "notification") return notified(run, frame.method, frame.params);
     const waiting = pending.get(frame.id);
@@ -1221,13 +1211,11 @@ function connect(run: Run) {
       send({ jsonrpc: "2.0", id, method, params });
       return answer.promise;
     },
-
     notify: (method: string, params: unknown) => send({ jsonrpc: "2.0", method, params }),
     close: () => writing.then(() => writer.close()).catch(() => {}),
     reading,
     /** How long mm has been silent, sent nothing and been sent nothing; 0 while a tool runs. */
     silentFor: () => running.size > 0 ? 0 : performance.now() - heard,
-
     unlogged: () => Math.max(0, bad.total - BAD_FRAMES_SHOWN),
   };
 }
