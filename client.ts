@@ -312,9 +312,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 /**
- * One run: mm, the connection, where the exchange stands; it answers what mm sends. `stage`: what
- * mm has yet to do (for an mm that exits): answer `asking`, end the turn, nothing at the `-i`
- * prompt. `failed` rejects when the run must end early; every wait races it.
+ * One run: mm, the connection, where the exchange stands. `stage`: what mm has yet to do (if it
+ * exits): answer `asking`, end the turn, nothing (`-i` prompt). `failed` rejects to end it early.
  */
 class Run {
   stage: "opening" | "turn" | "question" = "opening";
@@ -387,9 +386,8 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
 const PIPES = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
 
 /**
- * mm's own log, its stderr, passed on byte for byte, whole lines as they come, through the client's
- * output (the progress line erased first, an open answer line ended first); a line over 64 KiB in
- * pieces, so a flood takes no memory.
+ * mm's own log, its stderr, passed on byte for byte through the client's output, whole lines as
+ * they come (the progress line erased first); a line over 64 KiB in pieces, so a flood is bounded.
  */
 async function forwardLog(child: Deno.ChildProcess, out: Output): Promise<void> {
   let held: Uint8Array[] = [];
@@ -481,9 +479,8 @@ async function listSessions(run: Run, capabilities: unknown, cwd?: string): Prom
 }
 
 /**
- * Opens the session: `session/new`, or with `--resume` `session/resume` when mm advertises it,
- * else `session/load`, which replays the conversation so far. In `request` mode mm asks for the
- * tool list before it answers any of the three (acp-client-tools.md, "Mode request").
+ * Opens the session: `session/new`; with `--resume`, `session/resume`, else `session/load`, which
+ * replays it. mm in `request` mode first asks for the tools (acp-client-tools.md, "Mode request").
  */
 async function openSession(run: Run, capabilities: unknown): Promise<void> {
   const { options } = run;
@@ -650,9 +647,8 @@ function showUpdate(run: Run, update: unknown): void {
 type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
 
 /**
- * A tool call or its update. ACP: an update's `content` replaces the call's, so shown is the new
- * part when it extends what was shown (a last line that grew again whole), else all of it. A call
- * that ends with no content shows its `rawOutput`, 20 lines at most.
+ * A tool call or its update. ACP: an update's `content` replaces the call's: shown is what extends
+ * what was shown (a last line that grew, again whole), else all. Done with no content: `rawOutput`.
  */
 function showToolCall(run: Run, update: unknown, to: Stream, style?: number): void {
   const call = seeCall(run, update, to, style);
@@ -825,9 +821,8 @@ class Stream {
 }
 
 /**
- * stdout, the conversation, and stderr, diagnostics. When both reach one terminal, pipe or file, a
- * line open on one is ended before the other writes; apart, each is exactly what was written to it.
- * A tick's output goes out in order, in one write per stream. On a terminal, a progress line.
+ * stdout, the conversation, and stderr, diagnostics; on one terminal, pipe or file, a line open on
+ * one is ended before the other writes. A tick's output goes out in one write per stream, in order.
  */
 class Output {
   readonly stdout = new Stream(Deno.stdout);
@@ -837,14 +832,10 @@ class Output {
     const [out, err] = [fstatSync(1), fstatSync(2)];
     return out.ino ? out.dev === err.dev && out.ino === err.ino : undefined;
   }, undefined) ?? this.stdout.terminal === this.stderr.terminal;
-  /** A progress line is drawn: stderr is a terminal that can erase a line. */
-  readonly progress: boolean = this.stderr.terminal && readEnv("TERM") !== "dumb";
-  /** `--quiet`: stdout is the answer text alone, and `[client]` progress lines are not shown. */
-  quiet = false;
-  /** `--json`: stdout is one JSON object per line, written by `record()`, and nothing else. */
-  json = false;
-  /** What to do when stdout cannot be written for another reason than EPIPE. */
-  onFailure: (error: unknown) => void = () => {};
+  readonly progress = this.stderr.terminal && readEnv("TERM") !== "dumb"; // can erase a line
+  quiet = false; // --quiet: stdout is the answer text alone, and no `[client]` progress lines
+  json = false; // --json: stdout is JSON lines, written by record(), and nothing else
+  onFailure: (error: unknown) => void = () => {}; // stdout cannot be written, and not for EPIPE
   #waiting?: { label: string; since: number; drawn: boolean };
   #ticking = false;
   #queue: [Stream, string | Uint8Array][] = [];
@@ -1053,9 +1044,8 @@ export type Frame =
   | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
 
 /**
- * Classifies one line: a request, a notification, a response, a blank line to skip, or a bad frame
- * with its error reply: `-32700` for a line that is not JSON; `-32600` for a batch, a non-object,
- * or an object of none of the kinds.
+ * Classifies one line: a request, a notification, a response, a blank line, or a bad frame and its
+ * reply: `-32700` for a line that is not JSON, `-32600` for a batch or any other non-frame.
  */
 export function parseFrame(line: string): Frame {
   if (line.trim() === "") return { kind: "blank" };
@@ -1099,12 +1089,12 @@ const MAX_UNWRITTEN = 1024 * 1024;
 const CANCELLED = { error: { code: -32800, message: "Request cancelled" } };
 
 /**
- * JSON-RPC over mm's pipes. A tick's frames go out in one write, whole and in order, so the lines
- * of a chunk are handled synchronously (an async iterator per line measured 0.61× the throughput).
- * An answer that is a promise goes out when it settles, or as `-32800` if mm cancels it first.
- * Reading pauses while answers pile up unwritten, so memory stays bounded if mm stops reading.
- * mm's requests go to `answerRequest()`, its notifications to `notified()`.
+ * JSON-RPC over mm's pipes: mm's requests go to `answerRequest()`, its notifications to
+ * `notified()`. A chunk's lines are handled synchronously (an async iterator per line measured
+ * 0.61× the throughput), and a tick's frames go out in one write; reading pauses while answers
+ * pile up unwritten. An answer that is a promise goes out when it settles, or as `-32800`.
  */
+
 function connect(run: Run) {
   const [{ child, out }, trace] = [run, !!run.options.trace];
   const writer = child.stdin.getWriter();
@@ -1300,10 +1290,8 @@ export function parseCommandLine(argv: readonly string[]): Options {
     const type = Object.hasOwn(OPTIONS, name) && OPTIONS[name as keyof typeof OPTIONS].type;
     if (!type) throw usage(`unknown option ${rawName}`);
     if (type === "boolean" && value !== undefined) throw usage(`${rawName} takes no value`);
-    const dashed = !token.inlineValue && /^-(?![\d.])./.test(value ?? "");
-    if (type === "string" && (value === undefined || dashed)) {
-      throw usage(`${rawName} needs a value`);
-    }
+    const missing = value === undefined || (!token.inlineValue && /^-(?![\d.])./.test(value));
+    if (type === "string" && missing) throw usage(`${rawName} needs a value`);
   }
   const values = read.values as Omit<Options, "question" | "seconds">; // as checked above
   const seconds = (name: string, text: string) => {
@@ -1312,20 +1300,19 @@ export function parseCommandLine(argv: readonly string[]): Options {
   };
   const turn = values["turn-timeout"];
   const turnSeconds = turn === undefined ? undefined : seconds("turn-timeout", turn);
-  if (values.json && values.quiet) {
-    throw usage("--json and --quiet both say what stdout is: pick one");
-  }
-  if (values.continue && values.resume !== undefined) {
+  const { json, quiet, resume, sessions, interactive } = values;
+  if (json && quiet) throw usage("--json and --quiet both say what stdout is: pick one");
+  if (values.continue && resume !== undefined) {
     throw usage("--continue and --resume both name the session: pick one");
   }
   const words = read.positionals.join(" ").trim();
-  if (values.sessions && (words || values.resume || values.continue || values.interactive)) {
+  if (sessions && (words || resume || values.continue || interactive)) {
     throw usage("--sessions lists the sessions and exits: it takes no question or session to open");
   }
   if (values.mm === "") throw usage('--mm needs a path, got ""');
-  if (values.resume === "") throw usage('--resume needs a session id, got ""');
-  const question = words || (values.interactive ? undefined : DEFAULT_QUESTION);
-  if (question === "-" && values.interactive) {
+  if (resume === "") throw usage('--resume needs a session id, got ""');
+  const question = words || (interactive ? undefined : DEFAULT_QUESTION);
+  if (question === "-" && interactive) {
     throw usage("- reads the question from stdin, which --interactive reads too");
   }
   return { ...values, question, seconds: seconds("timeout", values.timeout), turnSeconds };
