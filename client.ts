@@ -694,17 +694,11 @@ function contentLines(item: unknown): string[] {
     case "content":
       return textLines(blockText(field(item, "content")));
     case "diff": {
-      const [before, after] = fields(item, "oldText", "newText").map((t) =>
-        textLines(`${t ?? ""}`)
-      );
-      const unmatched = new Map<string, number>(); // the old text's lines, counted
-      for (const line of before) unmatched.set(line, (unmatched.get(line) ?? 0) + 1);
-      let added = 0; // the new text's lines that match none of the old text's
-      for (const line of after) {
-        if (unmatched.get(line)) unmatched.set(line, unmatched.get(line)! - 1);
-        else added++;
-      }
-      const removed = before.length - (after.length - added);
+      const texts = fields(item, "oldText", "newText").map((t) => textLines(`${t ?? ""}`));
+      const [[before, after], left] = [texts, new Map<string, number>()]; // left: not matched yet
+      for (const line of before) left.set(line, (left.get(line) ?? 0) + 1);
+      const kept = after.filter((line) => left.get(line) && left.set(line, left.get(line)! - 1));
+      const [added, removed] = [after.length - kept.length, before.length - kept.length];
       return [`diff ${field(item, "path")} (+${added} −${removed} lines)`];
     }
     case "terminal":
@@ -844,35 +838,29 @@ class Output {
   log(text: string): void {
     if (!this.quiet) this.note(`[client] ${text}`);
   }
-
   /** A line on stderr. */
   note(text: string, style?: number): void {
     this.line(this.stderr, text, style);
   }
-
   /** A line of the conversation on stdout (not with `--quiet`). */
   say(text: string, style?: number): void {
     if (!this.quiet) this.line(this.stdout, text, style);
   }
-
   /** Writes a whole line, after a newline if the stream's last line is still open. */
   line(to: Stream, text: string, style?: number): void {
     this.print(to, `${to.open ? "\n" : ""}${text}\n`, style);
   }
-
   /** Writes text, which mm may have sent: on a terminal its control characters are shown. */
   print(to: Stream, text: string, style?: number): void {
     if (to === this.stdout && this.json) return; // stdout has only what record() writes
     this.put(to, to.terminal ? showControls(text) : text, style);
   }
-
   /** With `--json`, one line on stdout; C1 controls escaped too, so a terminal shows it as is. */
   record(value: unknown): void {
     if (!this.json) return;
     const escape = (c: string) => `\\u00${c.charCodeAt(0).toString(16)}`;
     this.put(this.stdout, `${JSON.stringify(value ?? null).replace(/[\x7f-\x9f]/g, escape)}\n`);
   }
-
   /** Writes text or bytes as they are, after erasing the progress line and ending the other's. */
   put(to: Stream, data: string | Uint8Array, style?: number): void {
     if (data.length === 0 || to.gone) return;
@@ -884,7 +872,6 @@ class Output {
     this.#write(to, text ? data.replace(/[^\n]+/g, styled) : data);
     to.open = typeof data === "string" ? !data.endsWith("\n") : data.at(-1) !== 10;
   }
-
   /** Shows `waiting for <label> … 3 s` on a terminal, erased before any output; `undefined`: stop. */
   waitFor(label?: string): void {
     if (label === this.#waiting?.label) return;
@@ -896,7 +883,6 @@ class Output {
     }
     this.#draw();
   }
-
   #draw(): void {
     const waiting = this.#waiting;
     // Never over an open line: a thought's, or the answer's on one screen.
@@ -908,18 +894,15 @@ class Output {
     this.#write(this.stderr, `\r\x1b[K${line}\r`);
     waiting.drawn = true;
   }
-
   #erase(): void {
     if (this.#waiting?.drawn) this.#write(this.stderr, "\r\x1b[K"), this.#waiting.drawn = false;
   }
-
   #write(to: Stream, data: string | Uint8Array): void {
     const last = this.#queue.at(-1);
     if (last?.[0] === to && typeof last[1] === "string" && typeof data === "string") {
       last[1] += data;
     } else if (this.#queue.push([to, data]) === 1) queueMicrotask(() => this.flush());
   }
-
   /** Writes what is queued. */
   flush(): void {
     for (const [to, data] of this.#queue.splice(0)) {
@@ -1004,12 +987,10 @@ export class LineReader {
     }
     if (start < chunk.length) this.#keep(chunk.subarray(start));
   }
-
   /** The last line when the stream ended without a newline, if any. */
   flush(): string | undefined {
     return this.#length > 0 ? this.#take() : undefined;
   }
-
   #keep(bytes: Uint8Array): void {
     if (bytes.length > 0) this.#parts.push(bytes); // kept, not copied: each read is a new chunk
     this.#length += bytes.length;
@@ -1019,7 +1000,6 @@ export class LineReader {
       throw new LineTooLongError(this.limit);
     }
   }
-
   #take(): string {
     let bytes = this.#parts.length === 1 ? this.#parts[0] : new Uint8Array(this.#length);
     if (this.#parts.length > 1) {
