@@ -29,7 +29,6 @@ import { load as parseYaml, YAMLException } from "js-yaml";
 export const VERSION = "0.3.0";
 
 // ─── 1. What mm may ask, and the tools the client lends ──────────────────────
-
 /** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"). */
 export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
 
@@ -176,7 +175,6 @@ function answerPermission(run: Run, params: unknown): Outcome {
 }
 
 // ─── 2. The tool: host_info ──────────────────────────────────────────────────
-
 /** A fact `host_info` reports: the `--allow-sys` names it needs, and how it is read. */
 function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string) {
   const allowed = once(() => needs.every((kind) => granted({ name: "sys", kind })));
@@ -258,7 +256,6 @@ export function describeUptime(seconds: number, now: Date): string {
 }
 
 // ─── 3. The run as it happens ────────────────────────────────────────────────
-
 /** An error that ends the run: `error: <message>` on stderr (none if empty), and an exit code. */
 export class ClientError extends Error {
   /** `usage`: the usage follows the message. */
@@ -300,10 +297,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   out.waitFor(undefined);
   // After a turn that ended, cancelled or not, or at the -i prompt: how to come back to it.
-  const cancelled = [124, 130, 143].includes(code) && run?.stage === "question";
-  if ((code === 0 || cancelled) && run?.sessionId) {
-    out.log(`continue with: --resume ${run.sessionId}`);
-  }
+  const ended = code === 0 || ([124, 130, 143].includes(code) && run?.stage === "question");
+  if (ended && run?.sessionId) out.log(`continue with: --resume ${run.sessionId}`);
   if (run) await endMm(run, graceful);
   const unlogged = run?.connection.unlogged();
   if (unlogged) out.note(`[client] ${unlogged} more bad frames from mm were not logged`);
@@ -348,11 +343,10 @@ class Run {
     this.child.status.then(async ({ code, signal }) => {
       await Promise.race([Promise.all([this.connection.reading, this.log]), delay(1000)]);
       const how = signal ? `signal ${signal}` : `code ${code}`;
-      const before =
-        { turn: "the turn ended", question: "the next question" }[this.stage as string];
-      this.fail(
-        new ClientError(`mm exited with ${how} before ${before ?? `answering ${this.asking}`}`),
-      );
+      const before = this.stage === "opening"
+        ? `answering ${this.asking}`
+        : { turn: "the turn ended", question: "the next question" }[this.stage];
+      this.fail(new ClientError(`mm exited with ${how} before ${before}`));
     });
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       Deno.addSignalListener(signal, () => interrupt(this, signal));
@@ -414,12 +408,8 @@ async function converse(run: Run): Promise<number> {
     throw new ClientError(`mm speaks ACP protocol version ${version}; this client speaks 1`);
   }
   const capabilities = field(init, "agentCapabilities");
-  if (options.sessions || options.continue) {
-    const cwd = options.continue ? Deno.cwd() : undefined;
-    const sessions = await listSessions(run, capabilities, cwd);
-    if (options.sessions) return showSessions(run, sessions);
-    options.resume = latestSession(sessions);
-  }
+  if (options.sessions) return showSessions(run, await listSessions(run, capabilities));
+  if (options.continue) options.resume = latestSession(await listSessions(run, capabilities));
   await openSession(run, capabilities);
   out.waitFor(undefined); // the session is open: until a question, nothing to wait for
   if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
@@ -463,12 +453,12 @@ function latestSession(sessions: unknown[]): string {
   return String(field(latest, "sessionId"));
 }
 
-/** Every session mm lists (`session/list`, page after page, 100 at most), of a folder or all. */
-async function listSessions(run: Run, capabilities: unknown, cwd?: string): Promise<unknown[]> {
+/** mm's sessions (`session/list`, page after page, 100 at most); of this folder for `--continue`. */
+async function listSessions(run: Run, capabilities: unknown): Promise<unknown[]> {
   if (field(field(capabilities, "sessionCapabilities"), "list") == null) {
     throw new ClientError("mm cannot list its sessions (it does not advertise session/list)");
   }
-  const sessions: unknown[] = [];
+  const [sessions, cwd] = [[] as unknown[], run.options.continue ? Deno.cwd() : undefined];
   let cursor: unknown;
   for (let page = 0; page < 100 && (page === 0 || typeof cursor === "string"); page++) {
     const answer = await ask(run, "session/list", { cwd, cursor }, run.options.seconds);
@@ -607,8 +597,8 @@ function showUpdate(run: Run, update: unknown): void {
       run.textBreak = !isText;
       return isText ? out.print(to, text, style) : out.line(to, text, style);
     case "agent_thought_chunk":
-      if (options.verbose) isText ? out.print(out.stderr, text, DIM) : out.note(text, DIM);
-      return;
+      return void (options.verbose && (isText ? out.print(out.stderr, text, DIM) : note(text)));
+
     case "user_message_chunk":
       return void (run.replaying && !out.quiet && out.note(`❓ ${text}`, DIM));
     case "tool_call":
@@ -795,7 +785,6 @@ async function killGroup(child: Deno.ChildProcess): Promise<void> {
 }
 
 // ─── 4. Output: the conversation, diagnostics, the progress line ─────────────
-
 /** ANSI styles. */
 const DIM = 2;
 const RED = 31;
@@ -947,7 +936,6 @@ export function showControls(text: string): string {
 }
 
 // ─── 5. Framing ──────────────────────────────────────────────────────────────
-
 /** A line longer than a {@linkcode LineReader} accepts. */
 export class LineTooLongError extends Error {
   /** A line longer than `limit` bytes. */
@@ -1053,7 +1041,6 @@ export function parseFrame(line: string): Frame {
 }
 
 // ─── 6. The connection ───────────────────────────────────────────────────────
-
 /** A JSON-RPC error, to answer a request with, or received as an answer. */
 class RpcError extends Error {
   constructor(readonly code: number, message: string) {
@@ -1193,7 +1180,6 @@ function connect(run: Run) {
 type Connection = ReturnType<typeof connect>;
 
 // ─── 7. The command line and the agent file ──────────────────────────────────
-
 /** The default question. */
 export const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
@@ -1346,7 +1332,6 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
 }
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
-
 /** The longest delay a timer takes (about 24.8 days); a longer timeout never fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
