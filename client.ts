@@ -31,7 +31,6 @@ export const VERSION = "0.3.0";
 // ─── 1. What mm may ask, and the tools the client lends ──────────────────────
 /** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"). */
 export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
-
 /**
  * A tool the client lends: its description as mm reads it (acp-client-tools.md, "Description d'un
  * outil"), and the function that answers a call.
@@ -138,10 +137,8 @@ export function readToolCall(params: unknown): { args: unknown; sessionId: strin
 export function isOfferedToolTitle(title: unknown): boolean {
   return TOOLS.some((tool) => title === `client: ${tool.name}`);
 }
-
 /** The answer to `session/request_permission`. */
 export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId: string };
-
 /**
  * Picks among the options mm offered: `allow_once`, else `allow_always` to allow; `reject_once`,
  * else `reject_always` to refuse; else `cancelled`. Never an `optionId` mm did not offer.
@@ -238,12 +235,10 @@ export function osName(os: string): string {
   const known: Record<string, string> = { linux: "Linux", darwin: "macOS", windows: "Windows" };
   return known[os] ?? os.charAt(0).toUpperCase() + os.slice(1);
 }
-
 /** A size in bytes as GiB with one decimal: `15.8 GiB`. */
 export function gib(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }
-
 /** The `uptime` text for a number of seconds up, as of `now`: `up 3 days, 4 hours, 12 minutes …`. */
 export function describeUptime(seconds: number, now: Date): string {
   const up = Math.floor(seconds / 60); // minutes
@@ -443,7 +438,6 @@ function showSessions(run: Run, sessions: unknown[]): number {
   }
   return 0;
 }
-
 /** `--continue`: the most recent of the sessions of the current folder. */
 function latestSession(sessions: unknown[]): string {
   const updated = (s: unknown) => String(field(s, "updatedAt") ?? "");
@@ -452,7 +446,6 @@ function latestSession(sessions: unknown[]): string {
   if (!latest) throw new ClientError(`mm has no session in ${Deno.cwd()} to continue`);
   return String(field(latest, "sessionId"));
 }
-
 /** mm's sessions (`session/list`, page after page, 100 at most); of this folder for `--continue`. */
 async function listSessions(run: Run, capabilities: unknown): Promise<unknown[]> {
   if (field(field(capabilities, "sessionCapabilities"), "list") == null) {
@@ -546,7 +539,6 @@ async function* stdinLines(): AsyncGenerator<string> {
   const last = reader.flush();
   if (last !== undefined) yield last;
 }
-
 /** `-`: the question is all of stdin (at a terminal, after a hint); empty: the default one. */
 async function questionFromStdin(out: Output): Promise<string> {
   if (Deno.stdin.isTerminal()) {
@@ -554,7 +546,6 @@ async function questionFromStdin(out: Output): Promise<string> {
   }
   return (await Array.fromAsync(stdinLines())).join("\n").trim() || DEFAULT_QUESTION;
 }
-
 /** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
 async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
   const [{ out }, atTerminal] = [run, Deno.stdin.isTerminal()];
@@ -635,7 +626,6 @@ function showUpdate(run: Run, update: unknown): void {
 
 /** A tool call as shown: its title, its content lines, its `rawOutput`, whether it is done. */
 type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
-
 /**
  * A tool call or its update. ACP: an update's `content` replaces the call's: shown is what extends
  * what was shown (a last line that grew, again whole), else all. Done with no content: `rawOutput`.
@@ -697,13 +687,11 @@ function contentLines(item: unknown): string[] {
       return textLines(blockText(item));
   }
 }
-
 /** A text's lines at `\n` or `\r\n`; a last line end adds no line, and "" has none. */
 function textLines(text: string): string[] {
   const lines = text.split(/\r?\n/);
   return lines.at(-1) === "" ? lines.slice(0, -1) : lines;
 }
-
 /** A content block as text: its text, or `[<type>]` for any other kind. */
 function blockText(block: unknown): string {
   const [type, text] = fields(block, "type", "text");
@@ -731,7 +719,6 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
   run.out.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
   killMm(run, run.cancelledBy);
 }
-
 /** Cancels the turn: `session/cancel`, and mm is killed if it does not end the turn in time. */
 function cancelTurn(run: Run, code: number, why?: string): void {
   [run.cancelledBy, run.cancelWhy] = [code, why];
@@ -742,7 +729,6 @@ function cancelTurn(run: Run, code: number, why?: string): void {
       killMm(run, code));
   run.cancelTimer = setTimeout(late, CANCEL_GRACE_MS);
 }
-
 /** Kills mm now, group and all, and ends the run with `code`. */
 function killMm(run: Run, code: number): void {
   killGroup(run.child);
@@ -777,7 +763,6 @@ async function endMm(run: Run, graceful: boolean): Promise<void> {
   await killGroup(run.child);
   await Promise.race([run.log, delay(500)]);
 }
-
 /** Kills mm's process group, and waits (a second at most) until mm is gone, not just signalled. */
 async function killGroup(child: Deno.ChildProcess): Promise<void> {
   attempt(() => Deno.kill(-child.pid, "SIGKILL"), undefined); // unless the group is gone already
@@ -910,7 +895,6 @@ class Output {
 /** Characters a terminal shows two columns wide: East Asian scripts, most emoji. */
 const WIDE =
   /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\u{1f300}-\u{1faff}]/u;
-
 /**
  * `text` and `tail` cut to one row of the terminal, `text` first, so the tail stays in sight; the
  * last column is left free: some terminals wrap there.
@@ -1002,7 +986,6 @@ export class LineReader {
 
 /** A JSON-RPC id. */
 export type RpcId = string | number | null;
-
 /** What one line from mm turned out to be. */
 export type Frame =
   | { kind: "request"; id: string | number; method: string; params: unknown }
@@ -1183,7 +1166,6 @@ type Connection = ReturnType<typeof connect>;
 /** The default question. */
 export const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
-
 /** The usage text of `--help`. */
 export const USAGE = `usage: client.ts [options] [question | -]
 
@@ -1205,7 +1187,6 @@ options:
   --turn-timeout SEC cancel a turn when mm has sent nothing for SEC seconds (exit 124)
   -h, --help         show this help and exit
   --version          print the version and exit`;
-
 /** The command line's options, as `node:util` `parseArgs` reads them. */
 export const OPTIONS = {
   request: { type: "boolean" },
@@ -1224,7 +1205,6 @@ export const OPTIONS = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
 } as const;
-
 /** The options of one run: what `parseArgs` read, the first question, the timeouts in seconds. */
 export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"] & {
   /** The first question: `-` for stdin, `undefined` to read it with `--interactive`. */
@@ -1318,7 +1298,6 @@ function readAgentFile(name: string, given: boolean): { path: string; config: Ag
 
 /** What the client reads in an agent file: `acp.clientTools.enabled` and `.discovery`. */
 export type AgentConfig = { enabled: boolean; discovery: string };
-
 /** The warnings for an agent file that contradicts the run; the client goes on, to show mm's way. */
 export function agentFileWarnings(file: string, config: AgentConfig, request: boolean): string[] {
   const sets = `warning: ${file} sets acp.clientTools`;
@@ -1361,7 +1340,6 @@ function attempt<T, U>(run: () => T, otherwise: U): T | U {
     return otherwise;
   }
 }
-
 /** A function that reads a value the first time it is called, and then remembers it. */
 function once<T>(read: () => T): () => T {
   let value: { read: T } | undefined;
