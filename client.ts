@@ -154,12 +154,12 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
 
 /**
  * Answers a permission request, and shows its call (an agent may ask for one it never announced);
- * a refusal shows on stdout too. After `session/cancel`, ACP says every one is answered `cancelled`.
+ * a refusal shows on stdout too. After `session/cancel`, ACP says each is answered `cancelled`.
  */
 function answerPermission(run: Run, params: unknown): Outcome {
   const [toolCall, options] = fields(params, "toolCall", "options");
   const [call, title] = [seeCall(run, toolCall, run.out.stdout), field(toolCall, "title")];
-  const offered = run.cancelledBy === undefined ? options : []; // none: `cancelled`
+  const offered = run.cancelled ? [] : options; // none: `cancelled`
   const outcome = choosePermission(offered, isOfferedToolTitle(title));
   const chosen = list(options).find((o) => field(o, "optionId") === field(outcome, "optionId"));
   const allowed = `${field(chosen, "kind")}`.startsWith("allow");
@@ -239,7 +239,7 @@ export function osName(os: string): string {
 export function gib(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }
-/** The `uptime` text for a number of seconds up, as of `now`: `up 3 days, 4 hours, 12 minutes …`. */
+/** The `uptime` text for seconds up, as of `now`: `up 3 days, 4 hours, 12 minutes (since …)`. */
 export function describeUptime(seconds: number, now: Date): string {
   const up = Math.floor(seconds / 60); // minutes
   const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -309,10 +309,8 @@ class Run {
   stage: "opening" | "turn" | "question" = "opening";
   asking?: string;
   sessionId?: string;
-  /** A cancelled turn's exit code and, with `--turn-timeout`, the error the run ends with. */
-  cancelledBy?: number;
-  cancelWhy?: string;
-  cancelTimer?: ReturnType<typeof setTimeout>;
+  /** A cancelled turn: its exit code, the error the run ends with (`--turn-timeout`), a timer. */
+  cancelled?: { code: number; why?: string; timer: ReturnType<typeof setTimeout> };
   lastSignal?: number;
   replaying = false; // a loaded session's past is shown, on stderr, dimmed
   readonly calls = new Map<string, Call>(); // the tool calls seen, by id
@@ -413,8 +411,8 @@ async function converse(run: Run): Promise<number> {
     question ??= await nextQuestion(run, questions);
     if (question === undefined) return 0; // end of input
     const code = await turn(run, question);
-    if (run.cancelledBy === 143) return code; // SIGTERM ends the client, Ctrl-C only the turn
-    run.cancelledBy = undefined;
+    if (run.cancelled?.code === 143) return code; // SIGTERM ends the client, Ctrl-C only the turn
+    run.cancelled = undefined;
   }
 }
 
@@ -446,7 +444,7 @@ function latestSession(sessions: unknown[]): string {
   if (!latest) throw new ClientError(`mm has no session in ${Deno.cwd()} to continue`);
   return String(field(latest, "sessionId"));
 }
-/** mm's sessions (`session/list`, page after page, 100 at most); of this folder for `--continue`. */
+/** mm's sessions (`session/list`, page after page, 100 at most); this folder's for `--continue`. */
 async function listSessions(run: Run, capabilities: unknown): Promise<unknown[]> {
   if (field(field(capabilities, "sessionCapabilities"), "list") == null) {
     throw new ClientError("mm cannot list its sessions (it does not advertise session/list)");
@@ -493,15 +491,15 @@ async function turn(run: Run, question: string): Promise<number> {
   const [prompt, stopWatching] = [[{ type: "text", text: question }], watchSilence(run)];
   const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt })
     .finally(stopWatching);
-  clearTimeout(run.cancelTimer);
+  clearTimeout(run.cancelled?.timer);
   run.stage = "question";
   out.waitFor(undefined);
   const stopReason = String(field(answer, "stopReason"));
   if (!out.quiet) out.say(`[${stopReason}]`);
   else if (out.stdout.open) out.print(out.stdout, "\n");
   out.record({ result: { stopReason, sessionId: run.sessionId, text: run.answer } });
-  if (run.cancelWhy) throw new ClientError(run.cancelWhy, run.cancelledBy);
-  if (run.cancelledBy !== undefined) return run.cancelledBy;
+  if (run.cancelled?.why) throw new ClientError(run.cancelled.why, run.cancelled.code);
+  if (run.cancelled) return run.cancelled.code;
   if (stopReason === "cancelled") {
     const why = run.refused ? " after a refused permission" : "";
     out.note(`[client] mm ended the turn as cancelled; the client did not ask${why}`);
@@ -715,24 +713,24 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
   run.lastSignal = now;
   const code = signal === "SIGINT" ? 130 : 143;
   if (run.stage !== "turn") return killMm(run, code);
-  if (run.cancelledBy === undefined) return cancelTurn(run, code);
+  if (!run.cancelled) return cancelTurn(run, code);
   run.out.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
-  killMm(run, run.cancelledBy);
+  killMm(run, run.cancelled.code);
 }
 /** Cancels the turn: `session/cancel`, and mm is killed if it does not end the turn in time. */
 function cancelTurn(run: Run, code: number, why?: string): void {
-  [run.cancelledBy, run.cancelWhy] = [code, why];
   run.out.log("cancelling…");
   run.connection.notify("session/cancel", { sessionId: run.sessionId });
-  const late =
-    () => (run.out.log("mm did not answer the cancellation in time; killing it"),
-      killMm(run, code));
-  run.cancelTimer = setTimeout(late, CANCEL_GRACE_MS);
+  const late = () => {
+    run.out.log("mm did not answer the cancellation in time; killing it");
+    killMm(run, code);
+  };
+  run.cancelled = { code, why, timer: setTimeout(late, CANCEL_GRACE_MS) };
 }
 /** Kills mm now, group and all, and ends the run with `code`. */
 function killMm(run: Run, code: number): void {
   killGroup(run.child);
-  run.fail(new ClientError(run.cancelWhy ?? "", code));
+  run.fail(new ClientError(run.cancelled?.why ?? "", code));
 }
 
 /**
@@ -746,7 +744,7 @@ function watchSilence(run: Run): () => void {
     const silent = run.connection.silentFor();
     if (silent < ms) return void (timer = setTimeout(check, ms - silent));
     const why = `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`;
-    if (run.cancelledBy === undefined) cancelTurn(run, 124, why);
+    if (!run.cancelled) cancelTurn(run, 124, why);
   };
   if (ms <= MAX_TIMER_MS) timer = setTimeout(check, ms);
   return () => clearTimeout(timer);
@@ -757,7 +755,7 @@ function watchSilence(run: Run): () => void {
  * its process group (an agent may run helpers of its own), and passes on mm's last lines.
  */
 async function endMm(run: Run, graceful: boolean): Promise<void> {
-  clearTimeout(run.cancelTimer);
+  clearTimeout(run.cancelled?.timer);
   const exited = run.connection.close().then(() => run.child.status);
   if (graceful) await Promise.race([exited, delay(EXIT_GRACE_MS)]);
   await killGroup(run.child);
@@ -846,7 +844,7 @@ class Output {
     this.#write(to, text ? data.replace(/[^\n]+/g, styled) : data);
     to.open = typeof data === "string" ? !data.endsWith("\n") : data.at(-1) !== 10;
   }
-  /** Shows `waiting for <label> … 3 s` on a terminal, erased before any output; `undefined`: stop. */
+  /** Shows `waiting for <label> … 3 s` on a terminal, erased before output; `undefined`: stop. */
   waitFor(label?: string): void {
     if (label === this.#waiting?.label) return;
     this.#erase();
@@ -1298,7 +1296,7 @@ function readAgentFile(name: string, given: boolean): { path: string; config: Ag
 
 /** What the client reads in an agent file: `acp.clientTools.enabled` and `.discovery`. */
 export type AgentConfig = { enabled: boolean; discovery: string };
-/** The warnings for an agent file that contradicts the run; the client goes on, to show mm's way. */
+/** Warnings for an agent file that contradicts the run; the client goes on, to show mm's way. */
 export function agentFileWarnings(file: string, config: AgentConfig, request: boolean): string[] {
   const sets = `warning: ${file} sets acp.clientTools`;
   if (!config.enabled) return [`${sets}.enabled: false; mm will ignore host_info`];
