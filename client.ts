@@ -2,20 +2,18 @@
 /**
  * An ACP client that lends mini-me (`mm -acp`) a tool of its own, `host_info`, asks it a question
  * and shows the conversation. mm speaks the Agent Client Protocol: JSON-RPC 2.0, one JSON object
- * per line on its stdin and stdout. A client offers tools through ACP extensibility (mini-me's
+ * per line on stdin and stdout. A client offers tools through ACP extensibility (mini-me's
  * acp-client-tools.md, "Découverte"): their descriptions go in the `_meta` of `initialize` (`meta`
  * discovery), or in the answer to `_org.mini-me/tools/list` (`request` discovery). mm's model
- * calls each tool as `client_<name>`; mm forwards the call to the client as a request for its
- * `method`.
+ * calls each as `client_<name>`, and mm forwards the call to the client as a request for `method`.
  *
  * To lend a tool of your own, add one entry to `TOOLS`: its description and the function that
  * answers its calls. The list mm sees, the dispatch of its calls, the permission policy and the log
  * line all follow from that entry.
  *
- * The file reads in the order of a session: 1. what mm may ask, and the tools (`TOOLS`,
- * `answerRequest()`); 2. the tool itself, `hostInfo()`; 3. the run as it happens, `main()`: start
- * mm, `initialize`, the session, a turn, what the user sees (`showUpdate()`), the end; 4. the
- * plumbing: output, framing, the connection, the command line and the agent file.
+ * The file reads in the order of a session: the tools (`TOOLS`, `answerRequest()`, `hostInfo()`),
+ * the run as it happens (`main()`: start mm, `initialize`, the session, a turn, `showUpdate()`, the
+ * end), then the plumbing: output, framing, the connection, the command line, the agent file.
  *
  * @module
  */
@@ -1203,11 +1201,9 @@ export const OPTIONS = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
 } as const;
-/** The options of one run: what `parseArgs` read, the first question, the timeouts in seconds. */
+/** A run's options: what `parseArgs` read, the first question (`-`: stdin), timeouts in seconds. */
 export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"] & {
-  /** The first question: `-` for stdin, `undefined` to read it with `--interactive`. */
-  question?: string;
-  /** `--timeout` and `--turn-timeout` in seconds. */
+  question?: string; // none: `--interactive` reads it
   seconds: number;
   turnSeconds?: number;
 };
