@@ -29,10 +29,7 @@ export const VERSION = "0.3.0";
 // ─── 1. What mm may ask, and the tools the client lends ──────────────────────
 /** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"). */
 export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
-/**
- * A tool the client lends: its description as mm reads it (acp-client-tools.md, "Description d'un
- * outil"), and the function that answers a call.
- */
+/** A tool: its description (acp-client-tools.md, "Description d'un outil") and its `call`. */
 export interface Tool {
   /** Unique in the list; the model sees `client_<name>`. */
   name: string;
@@ -72,9 +69,7 @@ export const TOOLS: readonly Tool[] = [
 ];
 
 /** The tools as mm reads them, in `initialize` or in the answer to the list request. */
-export const TOOL_DESCRIPTIONS: readonly Omit<Tool, "call">[] = TOOLS.map(
-  ({ name, description, method, inputSchema }) => ({ name, description, method, inputSchema }),
-);
+export const TOOL_DESCRIPTIONS: readonly Omit<Tool, "call">[] = TOOLS.map(({ call: _, ...d }) => d);
 const TOOL_BY_METHOD = new Map(TOOLS.map((tool) => [tool.method, tool]));
 
 /** A text result; with `isError`, the model reads it as `[client tool error: <text>]`. */
@@ -801,8 +796,11 @@ class Output {
   json = false; // --json: stdout is JSON lines, written by record(), and nothing else
   onFailure: (error: unknown) => void = () => {}; // stdout cannot be written, and not for EPIPE
   #waiting?: { label: string; since: number; drawn: boolean };
-  #ticking = false;
   #queue: [Stream, string | Uint8Array][] = [];
+
+  constructor() { // the progress line redraws itself (its seconds) on a timer that holds no one
+    if (this.progress) Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
+  }
 
   /** A `[client] …` progress line on stderr (not with `--quiet`). */
   log(text: string): void {
@@ -847,10 +845,6 @@ class Output {
     if (label === this.#waiting?.label) return;
     this.#erase();
     this.#waiting = label === undefined ? undefined : { label, since: Date.now(), drawn: false };
-    if (!this.#ticking && this.progress) {
-      Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
-      this.#ticking = true;
-    }
     this.#draw();
   }
   #draw(): void {
@@ -1000,6 +994,7 @@ export function parseFrame(line: string): Frame {
     kind: "bad",
     reply: { jsonrpc: "2.0", id, error: { code, message } },
   });
+
   let value: unknown;
   try {
     value = JSON.parse(line);
