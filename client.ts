@@ -259,7 +259,7 @@ export class ClientError extends Error {
 export async function main(argv: readonly string[]): Promise<number> {
   const out = new Output();
   let run: Run | undefined;
-  let [code, graceful] = [1, false];
+  let [code, graceful] = [1, false]; // graceful: the conversation ended, mm may exit in its time
   try {
     const options = parseCommandLine(argv);
     if (options.help || options.version) {
@@ -272,8 +272,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     agentFileWarnings(agent, config, !!options.request).forEach((w) => out.note(`[client] ${w}`));
     if (options.question === "-") options.question = await questionFromStdin(out);
     run = new Run(options, out, path);
-    code = await converse(run);
-    graceful = true;
+    [code, graceful] = [await converse(run), true];
   } catch (error) {
     code = error instanceof ClientError ? error.exitCode : 1;
     if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
@@ -345,7 +344,8 @@ class Run {
  * its own process group, so that a Ctrl-C typed in the terminal reaches the client alone.
  */
 function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildProcess {
-  const options = { args: ["-acp", "-agent", agentFile], detached: true, ...PIPES };
+  const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
+  const options = { args: ["-acp", "-agent", agentFile], detached: true, ...pipes };
   const refused = `cannot start mm (${mm}): this run may not start it (add --allow-run)`;
   if (!granted({ name: "run", command: mm })) throw new ClientError(refused, 127);
   try {
@@ -362,8 +362,6 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
     throw new ClientError(`cannot start mm (${mm}): ${reason}. ${next}.`, 127);
   }
 }
-
-const PIPES = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
 
 /**
  * mm's own log, its stderr, passed on byte for byte through the client's output, whole lines as
@@ -995,12 +993,8 @@ export function parseFrame(line: string): Frame {
     reply: { jsonrpc: "2.0", id, error: { code, message } },
   });
 
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return bad(null, -32700, "Parse error");
-  }
+  const value: unknown = attempt(() => JSON.parse(line), undefined); // JSON is never undefined
+  if (value === undefined) return bad(null, -32700, "Parse error");
   if (!isObject(value)) return bad(null, -32600, "Invalid Request");
   const { id, method, params, result, error } = value;
   const validId = typeof id === "string" || typeof id === "number";
@@ -1052,9 +1046,9 @@ function connect(run: Run) {
     unwritten += line.length + 1;
     if (queued.length > 2) return; // a write of this tick is scheduled already
     writing = writing.then(async () => {
-      const text = queued.join("");
-      queued = [];
+      const text = queued.splice(0).join("");
       await writer.write(ENCODER.encode(text));
+
       unwritten -= text.length;
     }).catch(async (error) => {
       // An mm that exited is reported as such by the run; anything else is reported here.
