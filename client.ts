@@ -67,11 +67,9 @@ export const TOOLS: readonly Tool[] = [
     call: ({ topic }) => hostInfo(topic),
   },
 ];
-
 /** The tools as mm reads them, in `initialize` or in the answer to the list request. */
 export const TOOL_DESCRIPTIONS: readonly Omit<Tool, "call">[] = TOOLS.map(({ call: _, ...d }) => d);
 const TOOL_BY_METHOD = new Map(TOOLS.map((tool) => [tool.method, tool]));
-
 /** A text result; with `isError`, the model reads it as `[client tool error: <text>]`. */
 export function toolText(text: string, isError = false): ToolResult {
   return { content: [{ type: "text", text }], ...(isError ? { isError } : {}) };
@@ -81,17 +79,13 @@ export function toolText(text: string, isError = false): ToolResult {
 function answerRequest(run: Run, method: string, params: unknown, signal: AbortSignal): unknown {
   const tool = TOOL_BY_METHOD.get(method);
   if (tool) return callTool(run, tool, params, signal);
-  switch (method) {
-    case "_org.mini-me/tools/list":
-      run.out.log(`list requested for session ${field(params, "sessionId") ?? "?"}`);
-      return { tools: TOOL_DESCRIPTIONS };
-    case "session/request_permission":
-      return { outcome: answerPermission(run, params) };
-    default: // fs/*, terminal/*, unknown extensions: not offered, so not found
-      throw new RpcError(-32601, "Method not found");
+  if (method === "session/request_permission") return { outcome: answerPermission(run, params) };
+  if (method === "_org.mini-me/tools/list") {
+    run.out.log(`list requested for session ${field(params, "sessionId") ?? "?"}`);
+    return { tools: TOOL_DESCRIPTIONS };
   }
+  throw new RpcError(-32601, "Method not found"); // fs/*, terminal/*, unknown extensions: not lent
 }
-
 /**
  * One call: the `[client] <name> {args} (session …)` line, then the tool. Its throw or rejection is
  * its failure, not the client's: an error result (MCP's way), a line on stderr; the turn goes on.
@@ -111,7 +105,6 @@ function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
     return failed(error);
   }
 }
-
 /**
  * What a tool call carries (acp-client-tools.md, "Requête"): the model's arguments at the top level
  * of `params`, the session in `params._meta["org.mini-me/sessionId"]` (`?` when absent).
@@ -144,7 +137,6 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
   }
   return allow ? choosePermission(options, false) : { outcome: "cancelled" };
 }
-
 /**
  * Answers a permission request, and shows its call (an agent may ask for one it never announced);
  * a refusal shows on stdout too. After `session/cancel`, ACP says each is answered `cancelled`.
@@ -170,7 +162,6 @@ function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string)
   const allowed = once(() => needs.every((kind) => granted({ name: "sys", kind })));
   return { needs, allowed, read };
 }
-
 /** The topics, read with Deno's own APIs where it has them. */
 const TOPICS = {
   os: fact(["osRelease", "hostname"], () => OS_TEXT()),
@@ -185,7 +176,6 @@ const TOPICS = {
   }),
   uptime: fact(["osUptime"], () => describeUptime(Deno.osUptime(), new Date())),
 };
-
 // Read once, as calls may come many times a second: the kernel release (`Deno.osRelease()` reads
 // a file), the host name and the CPU model (Deno has no API) do not change under a running client.
 const OS_TEXT = once(() => {
@@ -193,7 +183,6 @@ const OS_TEXT = once(() => {
   return `${osName(os)} ${Deno.osRelease()} (${os}/${arch}), host name ${Deno.hostname()}`;
 });
 const CPU_MODEL = once(() => cpus()[0]?.model.trim() || "unknown CPU");
-
 /**
  * Runs `host_info` for the model's `topic`. A bad call is an error result the model can act on,
  * never an exception; so is a `--allow-sys` name not given, checked first so Deno never asks.
@@ -222,7 +211,6 @@ export function hostInfo(topic: unknown): ToolResult {
     return fail(`host_info could not read ${topic}: ${errorText(error)}`);
   }
 }
-
 /** The display name of a `Deno.build.os` value: `darwin` is macOS, others are capitalised. */
 export function osName(os: string): string {
   const known: Record<string, string> = { linux: "Linux", darwin: "macOS", windows: "Windows" };
@@ -362,7 +350,6 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
     throw new ClientError(`cannot start mm (${mm}): ${reason}. ${next}.`, 127);
   }
 }
-
 /**
  * mm's own log, its stderr, passed on byte for byte through the client's output, whole lines as
  * they come (the progress line erased first); a line over 64 KiB in pieces, so a flood is bounded.
@@ -406,7 +393,6 @@ async function converse(run: Run): Promise<number> {
     run.cancelled = undefined;
   }
 }
-
 /** The `initialize` params: the tool list (`meta`), or `true` (`request`; "Découverte"). */
 export function initializeParams(
   request: boolean,
@@ -451,8 +437,8 @@ async function listSessions(run: Run, capabilities: unknown): Promise<unknown[]>
 }
 
 /**
- * Opens the session: `session/new`; with `--resume`, `session/resume`, else `session/load`, which
- * replays it. mm in `request` mode first asks for the tools (acp-client-tools.md, "Mode request").
+ * Opens the session: `session/new`, or for `--resume` `session/resume` (else `session/load`, a
+ * replay). In `request` mode mm first asks for the tools (acp-client-tools.md, "Mode request").
  */
 async function openSession(run: Run, capabilities: unknown): Promise<void> {
   const { options } = run;
@@ -497,7 +483,6 @@ async function turn(run: Run, question: string): Promise<number> {
   }
   return stopReason === "cancelled" ? 130 : stopReason === "refusal" ? 1 : 0;
 }
-
 /** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
 async function ask(run: Run, method: string, params: object, seconds = Infinity): Promise<unknown> {
   if (run.stage === "opening") run.asking = method;
@@ -557,14 +542,13 @@ function notified(run: Run, method: string, params: unknown): void {
   const running = [...run.calls.values()].findLast((call) => !call.done);
   run.out.waitFor(running?.title ?? "the model");
 }
-
 /**
  * Shows one `session/update`: a `case` per kind the user sees, a `default` that ignores the rest.
  * With `--verbose`, thoughts, plans, usage and settings go to stderr; so does a replay, dimmed.
  */
 function showUpdate(run: Run, update: unknown): void {
   const { out, options } = run;
-  const [kind, content] = fields(update, "sessionUpdate", "content");
+  const [kind, content, title] = fields(update, "sessionUpdate", "content", "title");
   const [to, style] = run.replaying ? [out.stderr, DIM] : [out.stdout, undefined];
   const [text, isText] = [blockText(content), field(content, "type") === "text"];
   const note = (line: string) => void (options.verbose && out.note(line, DIM));
@@ -602,8 +586,7 @@ function showUpdate(run: Run, update: unknown): void {
     case "current_mode_update":
       return note(`mode: ${field(update, "currentModeId")}`);
     case "session_info_update":
-      if (typeof field(update, "title") === "string") note(`title: ${field(update, "title")}`);
-      return;
+      return void (typeof title === "string" && note(`title: ${title}`));
     case "config_option_update":
       for (const option of list(field(update, "configOptions"))) {
         note(`config: ${field(option, "id")} = ${field(option, "currentValue")}`);
@@ -612,7 +595,6 @@ function showUpdate(run: Run, update: unknown): void {
     default: // a kind this client does not know: nothing to show
   }
 }
-
 /** A tool call as shown: its title, its content lines, its `rawOutput`, whether it is done. */
 type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
 /**
@@ -639,7 +621,6 @@ function showToolCall(run: Run, update: unknown, to: Stream, style?: number): vo
   for (const line of lines.slice(from)) run.out.line(to, `│ ${line}`, style);
   call.lines = lines;
 }
-
 /**
  * The call an update or a permission request is about. Each call is shown once, when first seen,
  * and again when renamed, so that the command that runs is always visible (`🛠️ Terminal → ls`).
@@ -656,7 +637,6 @@ function seeCall(run: Run, toolCall: unknown, to: Stream, style?: number): Call 
   call.title = title;
   return call;
 }
-
 /** An item of a tool call's content as lines: text, a diff's size, a terminal, another block. */
 function contentLines(item: unknown): string[] {
   switch (field(item, "type")) {
@@ -678,9 +658,9 @@ function contentLines(item: unknown): string[] {
 }
 /** A text's lines at `\n` or `\r\n`; a last line end adds no line, and "" has none. */
 function textLines(text: string): string[] {
-  const lines = text.split(/\r?\n/);
-  return lines.at(-1) === "" ? lines.slice(0, -1) : lines;
+  return text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
 }
+
 /** A content block as text: its text, or `[<type>]` for any other kind. */
 function blockText(block: unknown): string {
   const [type, text] = fields(block, "type", "text");
@@ -693,7 +673,6 @@ const SAME_KEYPRESS_MS = 300;
 /** How long mm gets to end a turn after `session/cancel`, and to exit once its stdin is closed. */
 const CANCEL_GRACE_MS = 5000;
 const EXIT_GRACE_MS = 2000;
-
 /**
  * Ctrl-C or SIGTERM. During a turn, the first cancels it the ACP way, `session/cancel`; a second
  * kills mm. Before the session exists, or at the `-i` prompt, the client ends.
@@ -723,7 +702,6 @@ function killMm(run: Run, code: number): void {
   killGroup(run.child);
   run.fail(new ClientError(run.cancelled?.why ?? "", code));
 }
-
 /**
  * `--turn-timeout`: when mm has sent nothing for the turn that long (mm waiting for the client's
  * answer is not silence), the turn is cancelled and the run ends with 124, as `timeout(1)` does.
@@ -740,7 +718,6 @@ function watchSilence(run: Run): () => void {
   if (ms <= MAX_TIMER_MS) timer = setTimeout(check, ms);
   return () => clearTimeout(timer);
 }
-
 /**
  * Ends mm: after a conversation that ended, closes its stdin and gives it time to exit; then kills
  * its process group (an agent may run helpers of its own), and passes on mm's last lines.
@@ -763,7 +740,6 @@ async function killGroup(child: Deno.ChildProcess): Promise<void> {
 const DIM = 2;
 const RED = 31;
 const ENCODER = new TextEncoder();
-
 /** An output stream: stdout or stderr. */
 class Stream {
   readonly terminal: boolean;
@@ -776,7 +752,6 @@ class Stream {
     this.colour = this.terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
   }
 }
-
 /**
  * stdout, the conversation, and stderr, diagnostics; on one terminal, pipe or file, a line open on
  * one is ended before the other writes. A tick's output goes out in one write per stream, in order.
@@ -799,7 +774,6 @@ class Output {
   constructor() { // the progress line redraws itself (its seconds) on a timer that holds no one
     if (this.progress) Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
   }
-
   /** A `[client] …` progress line on stderr (not with `--quiet`). */
   log(text: string): void {
     if (!this.quiet) this.note(`[client] ${text}`);
@@ -894,7 +868,6 @@ function fit(text: string, tail = ""): string {
   if (used >= width) [text, tail, used] = [text + tail, "", 0]; // no room for the tail either
   return [...text].filter((char) => (used += columns(char)) < width).join("") + tail;
 }
-
 /**
  * Shows control characters other than newline and tab as symbols (`\x1b` as `␛`), so text on a
  * terminal cannot clear the screen, move the cursor, set the title or write the clipboard.
@@ -915,7 +888,6 @@ export class LineTooLongError extends Error {
     super(`a line longer than ${limit} bytes`);
   }
 }
-
 /**
  * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each chunk's bytes are
  * scanned once and copied at most once, so a line spanning many chunks costs time linear in its
@@ -933,11 +905,10 @@ export class LineReader {
   #parts: Uint8Array[] = [];
   #length = 0;
   #decoder = new TextDecoder();
-
   /** Lines up to `limit` bytes, not counting their end (32 MiB, as in the official SDK). */
   constructor(readonly limit: number = 32 * 1024 * 1024) {}
-
-  /** Takes the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
+  /** Takes
+ the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
   *push(chunk: Uint8Array): Generator<string> {
     let start = 0;
     for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, start)) {
@@ -981,7 +952,6 @@ export type Frame =
   | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
   | { kind: "blank" }
   | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
-
 /**
  * Classifies one line: a request, a notification, a response, a blank line, or a bad frame and its
  * reply: `-32700` for a line that is not JSON, `-32600` for a batch or any other non-frame.
@@ -1015,7 +985,6 @@ class RpcError extends Error {
     super(message);
   }
 }
-
 /** The first bad frames are logged and answered; 1,000 in a row: mm is not talking JSON-RPC. */
 const BAD_FRAMES_SHOWN = 10;
 const BAD_FRAMES_IN_A_ROW = 1000;
@@ -1029,7 +998,6 @@ const CANCELLED = { error: { code: -32800, message: "Request cancelled" } };
  * 0.61× the throughput), and a tick's frames go out in one write; reading pauses while answers
  * pile up unwritten. An answer that is a promise goes out when it settles, or as `-32800`.
  */
-
 function connect(run: Run) {
   const [{ child, out }, trace] = [run, !!run.options.trace];
   const writer = child.stdin.getWriter();
@@ -1144,7 +1112,6 @@ function connect(run: Run) {
     unlogged: () => Math.max(0, bad.total - BAD_FRAMES_SHOWN),
   };
 }
-
 type Connection = ReturnType<typeof connect>;
 
 // ─── 7. The command line and the agent file ──────────────────────────────────
@@ -1196,7 +1163,6 @@ export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>[
   seconds: number;
   turnSeconds?: number;
 };
-
 /**
  * Parses the command line, or throws a {@linkcode ClientError} (exit 2) naming what is wrong. A
  * first `--` is dropped: `deno task demo -- --request` passes it through.
@@ -1278,7 +1244,6 @@ function readAgentFile(name: string, given: boolean): { path: string; config: Ag
   const hint = given ? "" : " (run from the project folder or pass --agent)";
   throw new ClientError(`agent file not found: ${name}${hint}`, 2);
 }
-
 /** What the client reads in an agent file: `acp.clientTools.enabled` and `.discovery`. */
 export type AgentConfig = { enabled: boolean; discovery: string };
 /** Warnings for an agent file that contradicts the run; the client goes on, to show mm's way. */
@@ -1296,7 +1261,6 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
 // ─── Helpers ─────────────────────────────────────────────────────────────────
 /** The longest delay a timer takes (about 24.8 days); a longer timeout never fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
 // Used only once the module has loaded, so written as constants.
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
