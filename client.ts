@@ -562,7 +562,6 @@ function showUpdate(run: Run, update: unknown): void {
       return isText ? out.print(to, text, style) : out.line(to, text, style);
     case "agent_thought_chunk":
       return void (options.verbose && (isText ? out.print(out.stderr, text, DIM) : note(text)));
-
     case "user_message_chunk":
       return void (run.replaying && !out.quiet && out.note(`❓ ${text}`, DIM));
     case "tool_call":
@@ -962,7 +961,6 @@ export function parseFrame(line: string): Frame {
     kind: "bad",
     reply: { jsonrpc: "2.0", id, error: { code, message } },
   });
-
   const value: unknown = attempt(() => JSON.parse(line), undefined); // JSON is never undefined
   if (value === undefined) return bad(null, -32700, "Parse error");
   if (!isObject(value)) return bad(null, -32600, "Invalid Request");
@@ -1016,7 +1014,6 @@ function connect(run: Run) {
     writing = writing.then(async () => {
       const text = queued.splice(0).join("");
       await writer.write(ENCODER.encode(text));
-
       unwritten -= text.length;
     }).catch(async (error) => {
       // An mm that exited is reported as such by the run; anything else is reported here.
