@@ -1125,7 +1125,7 @@ options:
   --agent FILE       the agent file to give mm (default: agent.yaml)
   --mm PATH          the mm executable (default: $MM_BIN, else mm on PATH)
   -i, --interactive  more questions after the first, one per line, in the same session
-  -q, --quiet        stdout is the answer alone; no [client] progress lines
+  -q, --quiet        stdout is the answer alone; no [client] lines on stderr
   --json             stdout is JSON lines: updates, requests and answers, the result
   --resume ID        continue an earlier session of mm
   --continue         continue the most recent session of this folder
