@@ -537,7 +537,7 @@ function notified(run: Run, method: string, params: unknown): void {
   if (method !== "session/update") return;
   run.out.record(params);
   showUpdate(run, field(params, "update"));
-  if (run.stage !== "turn") return; // a loaded session's past: nothing is waited for
+  if (run.stage !== "turn" || run.cancelled) return; // a replay, or a cancel: waited for already
   // What the progress line waits for: a tool that runs, or the model.
   const running = [...run.calls.values()].findLast((call) => !call.done);
   run.out.waitFor(running?.title ?? "the model");
@@ -690,6 +690,7 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
 function cancelTurn(run: Run, code: number, why?: string): void {
   run.out.log("cancelling…");
   run.connection.notify("session/cancel", { sessionId: run.sessionId });
+  run.out.waitFor("mm to end the turn");
   const late = () => {
     run.out.log("mm did not answer the cancellation in time; killing it");
     killMm(run, code);

@@ -218,6 +218,30 @@ Deno.test({
 
 Deno.test({
   name:
+    "cancellation: at a terminal, once Ctrl-C has cancelled the turn the progress line waits for mm to end it, not for the model",
+  ignore: !hasScript,
+  async fn() {
+    const pidFile = tempFile("pid", "");
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
+      env: { ROGUE_SCENARIO: "ignore-cancel", ROGUE_PID_FILE: pidFile },
+      deadlineMs: 20_000,
+    });
+    await terminal.waitFor(/waiting for the model … \d+ s/);
+    await terminal.type("\x03");
+    await terminal.waitFor("[client] cancelling…", 3000);
+    const cancelled = terminal.screen().length;
+    await terminal.waitFor(/waiting for mm to end the turn … [1-9]\d* s/, 4000);
+    await terminal.type("\x03"); // the second Ctrl-C, not the 5 s grace, ends it
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 130, JSON.stringify(screen));
+    const after = screen.slice(cancelled);
+    assert.ok(!after.includes("waiting for the model"), JSON.stringify(after));
+    assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
     "cancellation: -i at a terminal: Ctrl-C during a turn cancels it and returns to the prompt; Ctrl-C at the prompt exits 130",
   ignore: !hasScript,
   async fn() {
