@@ -183,6 +183,7 @@ const OS_TEXT = once(() => {
   return `${osName(os)} ${Deno.osRelease()} (${os}/${arch}), host name ${Deno.hostname()}`;
 });
 const CPU_MODEL = once(() => cpus()[0]?.model.trim() || "unknown CPU");
+
 /**
  * Runs `host_info` for the model's `topic`. A bad call is an error result the model can act on,
  * never an exception; so is a `--allow-sys` name not given, checked first so Deno never asks.
@@ -594,6 +595,7 @@ function showUpdate(run: Run, update: unknown): void {
     default: // a kind this client does not know: nothing to show
   }
 }
+
 /** A tool call as shown: its title, its content lines, its `rawOutput`, whether it is done. */
 type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
 /**
@@ -636,6 +638,7 @@ function seeCall(run: Run, toolCall: unknown, to: Stream, style?: number): Call 
   call.title = title;
   return call;
 }
+
 /** An item of a tool call's content as lines: text, a diff's size, a terminal, another block. */
 function contentLines(item: unknown): string[] {
   switch (field(item, "type")) {
@@ -659,7 +662,6 @@ function contentLines(item: unknown): string[] {
 function textLines(text: string): string[] {
   return text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
 }
-
 /** A content block as text: its text, or `[<type>]` for any other kind. */
 function blockText(block: unknown): string {
   const [type, text] = fields(block, "type", "text");
@@ -702,6 +704,7 @@ function killMm(run: Run, code: number): void {
   killGroup(run.child);
   run.fail(new ClientError(run.cancelled?.why ?? "", code));
 }
+
 /**
  * `--turn-timeout`: when mm has sent nothing for the turn that long (mm waiting for the client's
  * answer is not silence), the turn is cancelled and the run ends with 124, as `timeout(1)` does.
@@ -718,6 +721,7 @@ function watchSilence(run: Run): () => void {
   if (ms <= MAX_TIMER_MS) timer = setTimeout(check, ms);
   return () => clearTimeout(timer);
 }
+
 /**
  * Ends mm: after a conversation that ended, closes its stdin and gives it time to exit; then kills
  * its process group (an agent may run helpers of its own), and passes on mm's last lines.
