@@ -798,6 +798,14 @@ const scenarios: Record<string, () => Promise<void>> = {
     await callUpdate("g1", { status: "completed", content: textContent("all 3 passed\n") });
     await endTurn(prompt);
   },
+  async "running-call"() {
+    // An agent's own tool that runs for a while: the client can only wait for it, by its title.
+    const prompt = await handshake();
+    await announce("t1", "npm test", "execute", "in_progress");
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await callUpdate("t1", { status: "completed", content: textContent("all passed\n") });
+    await endTurn(prompt);
+  },
   async "raw-output"() {
     const prompt = await handshake();
     const lines = Array.from({ length: 25 }, (_, i) => `log ${i + 1}`).join("\n");

@@ -108,6 +108,22 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "terminal: while an agent's own tool call runs, the progress line waits for it by its title",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
+      env: { ROGUE_SCENARIO: "running-call" },
+      deadlineMs: 20_000,
+    });
+    await terminal.waitFor(/waiting for npm test … [1-9]\d* s/, 10_000);
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    assert.ok(screen.includes("│ all passed"), JSON.stringify(screen));
+  },
+});
+
+Deno.test({
   name: "terminal: with TERM=dumb there is no progress line and no colour",
   ignore: !hasScript,
   async fn() {
