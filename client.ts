@@ -1036,21 +1036,22 @@ function connect(run: Run) {
   const answer = (id: string | number, method: string, params: unknown) => {
     const controller = new AbortController();
     const settle = (reply: object) => {
-      if (running.get(id) !== controller) return; // cancelled, and answered so
-      running.delete(id);
       out.record({ request: { method, params }, answer: reply });
       send({ jsonrpc: "2.0", id, ...reply });
     };
-    running.set(id, controller);
+    let result;
     try {
-      const result = answerRequest(run, method, params, controller.signal);
-      if (!(result instanceof Promise)) return settle({ result });
-      // `$/cancel_request` aborts it: answered `-32800` at once, and the tool is told.
-      controller.signal.addEventListener("abort", () => settle(CANCELLED));
-      result.then((result) => settle({ result }), (error) => settle(failure(error)));
+      result = answerRequest(run, method, params, controller.signal);
     } catch (error) {
-      settle(failure(error));
+      return settle(failure(error));
     }
+    if (!(result instanceof Promise)) return settle({ result });
+    // Running: `$/cancel_request` aborts it, answered `-32800` at once; the tool's late end is not.
+    const finish = (reply: object) =>
+      running.get(id) === controller && running.delete(id) && settle(reply);
+    running.set(id, controller);
+    controller.signal.addEventListener("abort", () => finish(CANCELLED));
+    result.then((result) => finish({ result }), (error) => finish(failure(error)));
   };
   const receive = (line: string) => {
     heard = performance.now();
