@@ -27,6 +27,16 @@ import {
 import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
 
 /** The lines a terminal shows, without the `^C` it echoes where the key was typed. */
+/** The client at a terminal, with an mm that ignores session/cancel and writes its pids there. */
+function ignoringCancelAtTerminal() {
+  const pidFile = tempFile("pid", "");
+  const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
+    env: { ROGUE_SCENARIO: "ignore-cancel", ROGUE_PID_FILE: pidFile },
+    deadlineMs: 20_000,
+  });
+  return { terminal, pidFile };
+}
+
 const shownWithoutEcho = (screen: string) =>
   visibleLines(screen).map((line) => line.replace(/^(\^C)+/, ""));
 
@@ -192,11 +202,7 @@ Deno.test({
     "cancellation: a second Ctrl-C typed a second later kills mm that ignores session/cancel, well before the 5 s grace",
   ignore: !hasScript,
   async fn() {
-    const pidFile = tempFile("pid", "");
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "ignore-cancel", ROGUE_PID_FILE: pidFile },
-      deadlineMs: 20_000,
-    });
+    const { terminal, pidFile } = ignoringCancelAtTerminal();
     await terminal.waitFor("❓");
     await sleep(100);
     await terminal.type("\x03");
@@ -221,11 +227,7 @@ Deno.test({
     "cancellation: at a terminal, once Ctrl-C has cancelled the turn the progress line waits for mm to end it, not for the model",
   ignore: !hasScript,
   async fn() {
-    const pidFile = tempFile("pid", "");
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "ignore-cancel", ROGUE_PID_FILE: pidFile },
-      deadlineMs: 20_000,
-    });
+    const { terminal, pidFile } = ignoringCancelAtTerminal();
     await terminal.waitFor(/waiting for the model … \d+ s/);
     await terminal.type("\x03");
     await terminal.waitFor("[client] cancelling…", 3000);
