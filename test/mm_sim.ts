@@ -77,7 +77,7 @@ export function readAgentConfig(text: string): AgentConfig {
   };
 }
 
-// ─── Validation d'une liste ──────────────────────────────────────────────────
+// ─── The tool list ───────────────────────────────────────────────────────────
 
 /** A client tool as mm keeps it after validation, with parts of its `inputSchema`. */
 export interface ClientTool {
@@ -112,10 +112,14 @@ export function validateToolList(
   entries.forEach((raw, index) => {
     const entry = goDecoded(raw);
     const reason = invalidReason(entry, tools);
-    if (reason) return skipped.push(`entry ${index} skipped: ${reason}`);
+    if (reason) {
+      skipped.push(`entry ${index} skipped: ${reason}`);
+      return;
+    }
     const { name, method, description } = entry as Record<string, string>;
     const schema = record(goDecoded((entry as Record<string, unknown>).inputSchema));
-    const [required, properties] = [schema.required, record(schema.properties)];
+    const required = schema.required;
+    const properties = record(schema.properties);
     const about = description ?? `Tool provided by the editor (${method}).`;
     const tool = { name, method, description: about, properties, modelName: modelName(name) };
     tools.push({ ...tool, required: Array.isArray(required) ? required.map(String) : [] });
@@ -445,100 +449,94 @@ interface Settings {
   sessionSupport: "full" | "load" | "none";
 }
 
+/** What the agent keeps for one connection: its sessions, and what the client announced. */
+interface AgentState {
+  settings: Settings;
+  sessions: Map<string, Session>;
+  /** The client's `_meta["org.mini-me/tools"]` at initialize, as it came. */
+  announced: unknown;
+  /** The tools of meta discovery, validated at initialize. */
+  metaTools: ClientTool[];
+}
+
 /** Builds the agent for one connection. */
 function mmAgent(settings: Settings): acp.AgentApp {
-  const { config, sessionSupport: support } = settings;
-  const sessions = new Map<string, Session>();
-  let metaTools: ClientTool[] = [];
-  let announced: unknown;
+  const support = settings.sessionSupport;
+  const state: AgentState = { settings, sessions: new Map(), announced: undefined, metaTools: [] };
   /** Fails a request for a session method the stand-in lacks (`MM_SIM_SESSIONS`). */
   const mustOffer = (method: string) => {
     if (support === "full" || (support === "load" && method === "session/load")) return;
     throw acp.RequestError.methodNotFound(method);
   };
-  /** The tools of a session being opened (acp-client-tools.md, "Découverte"). */
-  const toolsFor = (client: acp.AgentContext, sessionId: string, cwd: string) => {
-    const asks = announced !== undefined && announced !== false && announced !== null;
-    // (acp-client-tools.md, "Mode request"): the list is asked "pendant qu'il traite session/new,
-    // session/load et session/resume, avant d'y répondre", again for each session.
-    // (acp-client-tools.md, "Configuration"): `enabled: false` means no list request at all.
-    if (config.enabled && config.discovery === "request" && asks) {
-      return listTools(client, sessionId, cwd, config.timeoutMs);
-    }
-    return Promise.resolve(metaTools);
-  };
-  /** Opens a saved session again, for session/load and session/resume. */
-  const reopen = async (client: acp.AgentContext, sessionId: string, cwd: string) => {
-    const saved = readSession(sessionId);
-    // The error for an unknown session is in none of mini-me's documents (guess).
-    const notFound = `Resource not found: session ${sessionId}`;
-    if (!saved) throw new acp.RequestError(-32002, notFound, { sessionId });
-    sessions.set(sessionId, { ...saved, cwd, tools: await toolsFor(client, sessionId, cwd) });
-    return saved;
-  };
 
   return acp.agent({ name: "mm-sim" })
-    .onRequest("initialize", ({ params }) => {
-      announced = record(params.clientCapabilities?._meta)["org.mini-me/tools"];
-      if (config.enabled && config.discovery === "meta" && announced !== undefined) {
-        if (Array.isArray(announced)) {
-          metaTools = validated(announced);
-          log(`[acp] client tools (meta): ${metaTools.map((t) => t.modelName).join(", ")}`);
-        } else {
-          // (acp-client-tools.md, "Mode meta"): `true` gives no tool and this line.
-          log(
-            `[acp] client tools: "org.mini-me/tools" is not a list of tools; a client that answers _org.mini-me/tools/list needs acp.clientTools.discovery: request`,
-          );
-        }
-      }
-      const full = support === "full" ? { sessionCapabilities: { resume: {}, list: {} } } : {};
-      const agentInfo = { name: "mm", title: "mini-me (stand-in)", version: "sim" };
-      const agentCapabilities = { loadSession: support !== "none", ...full };
-      return { protocolVersion: 1, agentCapabilities, agentInfo, authMethods: [] };
-    })
+    .onRequest("initialize", ({ params }) => answerInitialize(state, params))
     .onRequest("session/new", async ({ params: { cwd }, client }) => {
       const sessionId = newSessionId();
-      const tools = await toolsFor(client, sessionId, cwd);
+      const tools = await toolsFor(state, client, sessionId, cwd);
       const session: Session = { sessionId, cwd, nextCall: 1, history: [], tools };
-      sessions.set(sessionId, session);
+      state.sessions.set(sessionId, session);
       saveSession(session);
       return { sessionId };
     })
     .onRequest("session/load", async ({ params, client }) => {
       mustOffer("session/load");
       // ACP: a load replays the conversation before it answers.
-      await replay(client, await reopen(client, params.sessionId, params.cwd));
+      await replay(client, await reopen(state, client, params.sessionId, params.cwd));
       return {};
     })
     .onRequest("session/resume", async ({ params, client }) => {
       mustOffer("session/resume");
-      await reopen(client, params.sessionId, params.cwd);
+      await reopen(state, client, params.sessionId, params.cwd);
       return {};
     })
     .onRequest("session/list", ({ params }) => {
       mustOffer("session/list");
       return { sessions: listSessions(savedSessions(), params.cwd) };
     })
-    .onRequest("session/prompt", async ({ params, client }) => {
-      const session = sessions.get(params.sessionId);
-      if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
-      const exitCode = Deno.env.get("MM_SIM_EXIT_IN_TURN");
-      if (exitCode) Deno.exit(Number(exitCode));
-      const question = params.prompt.map((b) => b.type === "text" ? b.text : "").join(" ");
-      const signal = (session.turn = new AbortController()).signal;
-      try {
-        const cancelled = await promptTurn({ ...settings, client, session, signal }, question);
-        return { stopReason: cancelled ?? settings.stopReason };
-      } finally {
-        session.turn = undefined;
-        saveSession(session);
-      }
-    })
+    .onRequest("session/prompt", ({ params, client }) => answerPrompt(state, client, params))
     .onNotification("session/cancel", ({ params }) => {
-      sessions.get(params.sessionId)?.turn?.abort();
+      state.sessions.get(params.sessionId)?.turn?.abort();
     });
 }
 
+/** Answers initialize: keeps the tools the client announces, and says what the agent offers. */
+function answerInitialize(state: AgentState, params: acp.InitializeRequest) {
+  const { config, sessionSupport: support } = state.settings;
+  const announced = record(params.clientCapabilities?._meta)["org.mini-me/tools"];
+  state.announced = announced;
+  if (config.enabled && config.discovery === "meta" && announced !== undefined) {
+    if (Array.isArray(announced)) {
+      state.metaTools = validated(announced);
+      log(`[acp] client tools (meta): ${state.metaTools.map((t) => t.modelName).join(", ")}`);
+    } else {
+      // (acp-client-tools.md, "Mode meta"): `true` gives no tool and this line.
+      log(
+        `[acp] client tools: "org.mini-me/tools" is not a list of tools; a client that answers _org.mini-me/tools/list needs acp.clientTools.discovery: request`,
+      );
+    }
+  }
+  const full = support === "full" ? { sessionCapabilities: { resume: {}, list: {} } } : {};
+  const agentInfo = { name: "mm", title: "mini-me (stand-in)", version: "sim" };
+  const agentCapabilities = { loadSession: support !== "none", ...full };
+  return { protocolVersion: 1, agentCapabilities, agentInfo, authMethods: [] };
+}
+
+/** The tools of a session being opened (acp-client-tools.md, "Découverte"). */
+function toolsFor(state: AgentState, client: acp.AgentContext, sessionId: string, cwd: string) {
+  const { config } = state.settings;
+  const { announced } = state;
+  const asks = announced !== undefined && announced !== false && announced !== null;
+  // (acp-client-tools.md, "Mode request"): the list is asked "pendant qu'il traite session/new,
+  // session/load et session/resume, avant d'y répondre", again for each session.
+  // (acp-client-tools.md, "Configuration"): `enabled: false` means no list request at all.
+  if (config.enabled && config.discovery === "request" && asks) {
+    return listTools(client, sessionId, cwd, config.timeoutMs);
+  }
+  return Promise.resolve(state.metaTools);
+}
+
+/** Validates a tool list, and logs each entry it skips. */
 function validated(entries: readonly unknown[]): ClientTool[] {
   const { tools, skipped } = validateToolList(entries);
   for (const line of skipped) log(`[acp] client tools: ${line}`);
@@ -569,6 +567,40 @@ async function listTools(client: acp.AgentContext, sessionId: string, cwd: strin
   return tools;
 }
 
+/** Opens a saved session again, for session/load and session/resume. */
+async function reopen(state: AgentState, client: acp.AgentContext, sessionId: string, cwd: string) {
+  const saved = readSession(sessionId);
+  // The error for an unknown session is in none of mini-me's documents (guess).
+  const notFound = `Resource not found: session ${sessionId}`;
+  if (!saved) throw new acp.RequestError(-32002, notFound, { sessionId });
+  const tools = await toolsFor(state, client, sessionId, cwd);
+  state.sessions.set(sessionId, { ...saved, cwd, tools });
+  return saved;
+}
+
+/** Answers session/prompt: runs one turn of the session, then saves the session. */
+async function answerPrompt(
+  state: AgentState,
+  client: acp.AgentContext,
+  params: acp.PromptRequest,
+) {
+  const session = state.sessions.get(params.sessionId);
+  if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
+  const exitCode = Deno.env.get("MM_SIM_EXIT_IN_TURN");
+  if (exitCode) Deno.exit(Number(exitCode));
+  const question = params.prompt.map((b) => b.type === "text" ? b.text : "").join(" ");
+  session.turn = new AbortController();
+  const signal = session.turn.signal;
+  try {
+    const cancelled = await promptTurn({ ...state.settings, client, session, signal }, question);
+    return { stopReason: cancelled ?? state.settings.stopReason };
+  } finally {
+    session.turn = undefined;
+    saveSession(session);
+  }
+}
+
+/** Thrown to unwind a turn that session/cancel ended. */
 class Cancelled extends Error {}
 /** Waits, unless the turn is cancelled first. */
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -605,88 +637,125 @@ type Turn = Settings & { client: acp.AgentContext; session: Session; signal: Abo
 /** A call of this turn: the tool, the model's arguments, the call's id and title. */
 type Call = PlannedCall & ToolCall;
 
+/** Streams a piece of the model's message, and adds it to the session's history. */
+async function say(turn: Turn, piece: string): Promise<void> {
+  const { client, session } = turn;
+  const update = updater(client, session.sessionId);
+  await update({ sessionUpdate: "agent_message_chunk", content: text(piece) });
+  const last = session.history.at(-1);
+  if (last?.kind === "agent") last.text += piece;
+  else session.history.push({ kind: "agent", text: piece });
+}
+
+/** Announces a tool call of the turn, before it runs. */
+function announce(turn: Turn, call: Call): Promise<void> {
+  const update = updater(turn.client, turn.session.sessionId);
+  return update({ sessionUpdate: "tool_call", ...pending(call) });
+}
+
 /** One prompt turn of the scripted model: `cancelled`, or nothing when it ended normally. */
 async function promptTurn(turn: Turn, question: string): Promise<"cancelled" | undefined> {
   const { session, signal } = turn;
-  const update = updater(turn.client, session.sessionId);
-  const say = async (piece: string) => {
-    await update({ sessionUpdate: "agent_message_chunk", content: text(piece) });
-    const last = session.history.at(-1);
-    if (last?.kind === "agent") last.text += piece;
-    else session.history.push({ kind: "agent", text: piece });
-  };
   session.history.push({ kind: "user", text: question });
   const tools = session.tools;
   const plan = planTurn(question, tools);
-  const results: Result[] = [];
-
-  /** Runs a call and reports what the model read. */
-  const run = async (call: Call, i: number) => {
-    const outcome = await callTool(turn, call).catch((error) => {
-      if (error instanceof Cancelled) return { text: CANCELLED_TEXT, failed: true };
-      throw error;
-    });
-    // (acp-client-tools.md, "Erreurs"): every result, failed or not, is cut to maxOutput and
-    // reported as the end of the tool call.
-    const read = cutToMaxOutput(outcome.text, turn.config.maxOutput);
-    await update(finalUpdate(call.toolCallId, { ...outcome, text: read }));
-    const { toolCallId, title, args } = call;
-    const status = outcome.failed ? "failed" : "completed";
-    session.history.push({ kind: "tool", toolCallId, title, args, status, text: read });
-    if (signal.aborted) throw new Cancelled();
-    results[i] = { tool: call.tool.name, args, text: read };
-  };
-
   try {
-    // Real agents open with an empty chunk that only carries _meta.
-    const meta = { "org.mini-me/model": "scripted" };
-    await update({ sessionUpdate: "agent_message_chunk", content: text(""), _meta: meta });
-    const offered = tools.map((t) => `${t.modelName} is "${t.description}"`).join("; ");
-    const thought = tools.length > 0
-      ? `The user asks about the machine; ${offered}. I will make ${plan.length} call(s).`
-      : "The user asks about the machine, but I have no tool to look at it.";
-    await update({ sessionUpdate: "agent_thought_chunk", content: text(thought) });
-    await sleep(Number(Deno.env.get("MM_SIM_THINK_MS") ?? 0), signal);
-    const entry = { priority: "medium", status: "pending" } as const;
-    const step = (c: PlannedCall) => `${c.tool.modelName} ${JSON.stringify(c.args)}`;
-    const entries = plan.map((c) => ({ content: step(c), ...entry }));
-    if (plan.length > 0) await update({ sessionUpdate: "plan", entries });
+    await openTurn(turn, plan);
     const id = () => `call_${session.nextCall++}`;
     const calls = plan.map((c) => ({ ...c, toolCallId: id(), title: `client: ${c.tool.name}` }));
-    const announce = (call: Call) => update({ sessionUpdate: "tool_call", ...pending(call) });
-    if (turn.style === "stepwise") {
-      // As an LLM does: a sentence, one call, its result, then the next.
-      for (const [i, call] of calls.entries()) {
-        const topic = call.tool.modelName === "client_host_info" && labelOf("host_info", call.args);
-        await say(`Let me ask ${call.tool.name}${topic ? ` about the ${topic}` : ""}. `);
-        await announce(call);
-        await run(call, i);
-        await sleep(Number(Deno.env.get("MM_SIM_STEP_MS") ?? 0), signal); // a pause between steps
-      }
-    } else {
-      // The model asks for all its calls in one response: mm announces them all, then runs them
-      // together. The Node demo recorded this order: both 🛠️ lines, both [client] lines, then both
-      // │ results.
-      for (const call of calls) await announce(call);
-      const settled = await Promise.allSettled(calls.map(run));
-      const failure = settled.find((s) => s.status === "rejected");
-      if (failure) throw failure.reason;
-    }
-    const names = tools.map((t) => t.modelName).join(", ");
+    const run = turn.style === "stepwise" ? runStepwise : runBatch;
+    const results = await run(turn, calls);
     const answer = calls.length > 0
       ? answerFrom(results) // in the order of the calls, whatever order they came back in
-      : tools.length > 0
-      ? `I called no tool: your question names none of mine (${names}).`
-      : "I cannot see your machine: no client tool was offered to me, and I have no shell.";
-    for (const piece of streamPieces(answer)) {
-      if (signal.aborted) throw new Cancelled();
-      await say(piece);
-    }
-    await update({ sessionUpdate: "usage_update", used: 1200 + answer.length, size: 32768 });
+      : noCallAnswer(tools);
+    await streamAnswer(turn, answer);
   } catch (error) {
     if (error instanceof Cancelled || signal.aborted) return "cancelled";
     throw error;
   }
+}
+
+/** Opens a turn: an empty chunk with `_meta`, the model's thought, a pause, then its plan. */
+async function openTurn(turn: Turn, plan: PlannedCall[]): Promise<void> {
+  const { session: { sessionId, tools }, signal } = turn;
+  const update = updater(turn.client, sessionId);
+  // Real agents open with an empty chunk that only carries _meta.
+  const meta = { "org.mini-me/model": "scripted" };
+  await update({ sessionUpdate: "agent_message_chunk", content: text(""), _meta: meta });
+  const offered = tools.map((t) => `${t.modelName} is "${t.description}"`).join("; ");
+  const thought = tools.length > 0
+    ? `The user asks about the machine; ${offered}. I will make ${plan.length} call(s).`
+    : "The user asks about the machine, but I have no tool to look at it.";
+  await update({ sessionUpdate: "agent_thought_chunk", content: text(thought) });
+  await sleep(Number(Deno.env.get("MM_SIM_THINK_MS") ?? 0), signal);
+  const entry = { priority: "medium", status: "pending" } as const;
+  const step = (c: PlannedCall) => `${c.tool.modelName} ${JSON.stringify(c.args)}`;
+  const entries = plan.map((c) => ({ content: step(c), ...entry }));
+  if (plan.length > 0) await update({ sessionUpdate: "plan", entries });
+}
+
+/** Runs the calls as an LLM does: a sentence, one call, its result, then the next. */
+async function runStepwise(turn: Turn, calls: Call[]): Promise<Result[]> {
+  const results: Result[] = [];
+  for (const call of calls) {
+    const topic = call.tool.modelName === "client_host_info" && labelOf("host_info", call.args);
+    await say(turn, `Let me ask ${call.tool.name}${topic ? ` about the ${topic}` : ""}. `);
+    await announce(turn, call);
+    results.push(await runCall(turn, call));
+    await sleep(Number(Deno.env.get("MM_SIM_STEP_MS") ?? 0), turn.signal); // a pause between steps
+  }
+  return results;
+}
+
+/** Announces all the calls, then runs them together. */
+async function runBatch(turn: Turn, calls: Call[]): Promise<Result[]> {
+  // The model asks for all its calls in one response: mm announces them all, then runs them
+  // together. The Node demo recorded this order: both 🛠️ lines, both [client] lines, then both
+  // │ results.
+  for (const call of calls) await announce(turn, call);
+  const settled = await Promise.allSettled(calls.map((call) => runCall(turn, call)));
+  return settled.map((s) => {
+    if (s.status === "rejected") throw s.reason;
+    return s.value;
+  });
+}
+
+/** Runs a call, reports its end and keeps it in the history; returns what the model read. */
+async function runCall(turn: Turn, call: Call): Promise<Result> {
+  const { session, signal } = turn;
+  const update = updater(turn.client, session.sessionId);
+  const outcome = await callTool(turn, call).catch((error) => {
+    if (error instanceof Cancelled) return { text: CANCELLED_TEXT, failed: true };
+    throw error;
+  });
+  // (acp-client-tools.md, "Erreurs"): every result, failed or not, is cut to maxOutput and
+  // reported as the end of the tool call.
+  const read = cutToMaxOutput(outcome.text, turn.config.maxOutput);
+  await update(finalUpdate(call.toolCallId, { ...outcome, text: read }));
+  const { toolCallId, title, args } = call;
+  const status = outcome.failed ? "failed" : "completed";
+  session.history.push({ kind: "tool", toolCallId, title, args, status, text: read });
+  if (signal.aborted) throw new Cancelled();
+  return { tool: call.tool.name, args, text: read };
+}
+
+/** The answer of a turn that called no tool. */
+function noCallAnswer(tools: ClientTool[]): string {
+  if (tools.length === 0) {
+    return "I cannot see your machine: no client tool was offered to me, and I have no shell.";
+  }
+  const names = tools.map((t) => t.modelName).join(", ");
+  return `I called no tool: your question names none of mine (${names}).`;
+}
+
+/** Streams the answer in pieces while the turn is not cancelled, then reports the usage. */
+async function streamAnswer(turn: Turn, answer: string): Promise<void> {
+  const update = updater(turn.client, turn.session.sessionId);
+  for (const piece of streamPieces(answer)) {
+    if (turn.signal.aborted) throw new Cancelled();
+    await say(turn, piece);
+  }
+  await update({ sessionUpdate: "usage_update", used: 1200 + answer.length, size: 32768 });
 }
 
 const PERMISSION_OPTIONS: acp.PermissionOption[] = [
@@ -710,7 +779,8 @@ async function callTool(turn: Turn, call: Call): Promise<Outcome> {
   // (acp-client-tools.md, "Avant la requête"): with `permissions: ask`, or `auto` when `yolo` is
   // false, mm asks first; the title is "client: <name>".
   if (config.permissions === "ask" || !config.yolo) {
-    const [toolCall, options] = [pending(call), PERMISSION_OPTIONS];
+    const toolCall = pending(call);
+    const options = PERMISSION_OPTIONS;
     const asked = client.request("session/request_permission", { sessionId, toolCall, options });
     // An error answer, or any outcome but an allow option, is a refusal, and the turn goes on
     // (guess: the documents list only the refusal's text).
