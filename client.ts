@@ -1,15 +1,16 @@
 #!/usr/bin/env -S deno run --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 /**
- * An ACP client that lends mini-me (`mm -acp`) a tool of its own, `host_info`, asks it a question
- * and shows the conversation. mm speaks the Agent Client Protocol: JSON-RPC 2.0, one JSON object
- * per line on stdin and stdout. A client offers tools through ACP extensibility (mini-me's
- * acp-client-tools.md, "Découverte"): their descriptions go in the `_meta` of `initialize` (`meta`
- * discovery), or in the answer to `_org.mini-me/tools/list` (`request` discovery). mm's model
- * calls each as `client_<name>`, and mm forwards the call to the client as a request for `method`.
+ * An ACP client that lends mini-me (`mm -acp`) tools of its own — `host_info` to begin with — asks
+ * it a question and shows the conversation. mm speaks the Agent Client Protocol: JSON-RPC 2.0, one
+ * JSON object per line on stdin and stdout. A client offers tools through ACP extensibility
+ * (mini-me's acp-client-tools.md, "Découverte"): their descriptions go in the `_meta` of
+ * `initialize` (`meta` discovery), or in the answer to `_org.mini-me/tools/list` (`request`
+ * discovery). mm's model calls each as `client_<name>`, and mm forwards the call to the client as a
+ * request for the tool's `method`.
  *
  * To lend a tool of your own, add one entry to `TOOLS`: its description and the function that
- * answers its calls. The list mm sees, the dispatch of its calls, the permission policy and the log
- * line all follow from that entry.
+ * answers its calls. The list mm sees, the check of the model's arguments, the dispatch of its
+ * calls, the permission policy and the log line all follow from that entry.
  *
  * The file reads in the order of a session: the tools (`TOOLS`, `answerRequest()`, `hostInfo()`),
  * the run as it happens (`main()`: start mm, `initialize`, the session, a turn, `showUpdate()`, the
@@ -18,10 +19,8 @@
  * @module
  */
 
-import { cpus } from "node:os";
-import { fstatSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { load as parseYaml, YAMLException } from "js-yaml";
+import { load as parseYaml, YAMLException } from "npm:js-yaml@^5.5.0";
 
 /** The client's version, sent as `clientInfo.version` and printed by `--version`. */
 export const VERSION = "0.3.0";
@@ -37,7 +36,10 @@ export interface Tool {
   description: string;
   /** The ACP extension method mm sends for a call: it starts with `_`. */
   method: string;
-  /** The JSON Schema of the arguments: an object. */
+  /**
+   * The JSON Schema of the arguments: an object. The client checks the model's arguments against
+   * it before `call` runs: `required`, each property's `type` and `enum`.
+   */
   inputSchema: { type: "object"; [key: string]: unknown };
   /**
    * Answers a call with the model's arguments, now or in a promise (the client goes on meanwhile);
@@ -64,15 +66,79 @@ export const TOOLS: readonly Tool[] = [
       },
       required: ["topic"],
     },
-    call: ({ topic }) => hostInfo(topic),
+    // The schema has checked `topic` already: it is one of the enum's values.
+    call: ({ topic }) => hostInfo(topic as Topic),
   },
 ];
 /** The tools as mm reads them, in `initialize` or in the answer to the list request. */
 export const TOOL_DESCRIPTIONS: readonly Omit<Tool, "call">[] = TOOLS.map(({ call: _, ...d }) => d);
 const TOOL_BY_METHOD = new Map(TOOLS.map((tool) => [tool.method, tool]));
+/** The names of the tools, for the texts that speak of them: `host_info, clock`. */
+const TOOL_NAMES = TOOLS.map((tool) => tool.name).join(", ");
 /** A text result; with `isError`, the model reads it as `[client tool error: <text>]`. */
 export function toolText(text: string, isError = false): ToolResult {
-  return { content: [{ type: "text", text }], ...(isError ? { isError } : {}) };
+  if (isError) return { content: [{ type: "text", text }], isError };
+  return { content: [{ type: "text", text }] };
+}
+
+/**
+ * What is wrong with `TOOLS`, if anything: mm's rules for a list (acp-client-tools.md, "Validation
+ * d'une liste") — a name, a `method` that starts with `_`, an `inputSchema` of type `"object"`, no
+ * two tools with one model-side name — and the client's own: a `call`, and no two tools with one
+ * `method`, since calls are dispatched by it. mm would skip a broken entry in silence; the client
+ * stops before mm starts. Entries are counted from 0, as `TOOLS[1]` counts them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const clock = { ...TOOLS[0], name: "clock", method: "demo/clock" };
+ * assert.equal(
+ *   checkTools([TOOLS[0], clock]),
+ *   'TOOLS entry 1 ("clock"): method "demo/clock" must start with "_" (an ACP extension method)',
+ * );
+ * ```
+ */
+export function checkTools(tools: readonly Tool[]): string | undefined {
+  for (const [index, tool] of tools.entries()) {
+    const problem = toolProblem(tool, tools.slice(0, index));
+    if (problem) return `TOOLS entry ${index} (${JSON.stringify(tool?.name ?? "")}): ${problem}`;
+  }
+  return undefined;
+}
+/** What is wrong with one entry of `TOOLS`, given the entries before it. */
+function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
+  if (!isObject(tool)) return "not a tool description (an object)";
+  if (typeof tool.name !== "string" || tool.name === "") return "no name";
+  const method = typeof tool.method === "string" ? tool.method : "";
+  if (!method.startsWith("_")) {
+    return `method ${JSON.stringify(method)} must start with "_" (an ACP extension method)`;
+  }
+  const schema: unknown = tool.inputSchema;
+  if (schema !== undefined && !isObject(schema)) return "inputSchema must be an object";
+  const type = field(schema, "type");
+  if (type !== undefined && type !== "object") {
+    return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
+  }
+  if (typeof tool.call !== "function") return "call must be a function that answers the tool";
+  const name = modelName(tool.name);
+  const sameName = before.findIndex((other) => modelName(other.name) === name);
+  if (sameName >= 0) {
+    return `duplicate tool name "${name}": entry ${sameName} (${before[sameName].name}) has it`;
+  }
+  const sameMethod = before.findIndex((other) => other.method === method);
+  if (sameMethod >= 0) {
+    const other = before[sameMethod].name;
+    return `method "${method}" is entry ${sameMethod}'s (${other}) too; calls are dispatched by it`;
+  }
+  return undefined;
+}
+/**
+ * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
+ * `[A-Za-z0-9]` becomes `_`, a run of `_` one `_`, leading and trailing `_` go: `client_open_buffers`.
+ */
+export function modelName(name: string): string {
+  const word = name.replace(/[^A-Za-z0-9]/g, "_").replace(/_+/g, "_").replace(/^_|_$/g, "");
+  return `client_${word}`;
 }
 
 /** Answers a request from mm: its result, a promise of it, or a thrown {@linkcode RpcError}. */
@@ -87,20 +153,25 @@ function answerRequest(run: Run, method: string, params: unknown, signal: AbortS
   throw new RpcError(-32601, "Method not found"); // fs/*, terminal/*, unknown extensions: not lent
 }
 /**
- * One call: the `[client] <name> {args} (session …)` line, then the tool. Its throw or rejection is
- * its failure, not the client's: an error result (MCP's way), a line on stderr; the turn goes on.
+ * One call: the `[client] <name> {args} (session …)` line, the arguments checked against the
+ * tool's schema, then the tool. Its throw or rejection is its failure, not the client's: an error
+ * result (MCP's way), a line on stderr; the turn goes on.
  */
 function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   const { args, sessionId } = readToolCall(params);
   run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
+  const given = isObject(args) ? args : {};
+  const mismatch = checkArguments(tool, given);
+  if (mismatch) return toolText(mismatch, true);
   const failed = (error: unknown) => {
     const text = `${tool.name} failed: ${errorText(error)}`;
     if (!signal.aborted) run.out.note(`[client] ${text}`);
     return toolText(text, true);
   };
   try {
-    const result = tool.call(isObject(args) ? args : {}, signal);
-    return result instanceof Promise ? result.catch(failed) : result;
+    const result = tool.call(given, signal);
+    if (result instanceof Promise) return result.catch(failed);
+    return result;
   } catch (error) {
     return failed(error);
   }
@@ -114,6 +185,72 @@ export function readToolCall(params: unknown): { args: unknown; sessionId: strin
   const { _meta, ...args } = params;
   const sessionId = field(_meta, "org.mini-me/sessionId");
   return { args, sessionId: typeof sessionId === "string" ? sessionId : "?" };
+}
+
+/**
+ * Checks the model's arguments against a tool's `inputSchema` before its `call` runs: each
+ * `required` property present, each present property of its declared `type` and among its `enum`.
+ * mm checks only `required`, and takes `enum` out of what the model sees (acp-client-tools.md, "Le
+ * schéma tel que le voit le modèle"), so a model may send anything else. Returns the mismatch, in
+ * words the model can act on, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   checkArguments(TOOLS[0], { topic: "disk" }),
+ *   'host_info: "topic" must be one of os, cpu, memory, uptime, not "disk"',
+ * );
+ * assert.equal(checkArguments(TOOLS[0], { topic: "os" }), undefined);
+ * ```
+ */
+export function checkArguments(
+  tool: Pick<Tool, "name" | "inputSchema">,
+  args: Record<string, unknown>,
+): string | undefined {
+  const properties = field(tool.inputSchema, "properties");
+  for (const name of list(field(tool.inputSchema, "required"))) {
+    if (typeof name !== "string" || Object.hasOwn(args, name)) continue;
+    const choices = list(field(field(properties, name), "enum"));
+    const hint = choices.length > 0 ? ` (one of ${choices.join(", ")})` : "";
+    return `${tool.name}: missing parameter ${JSON.stringify(name)}${hint}`;
+  }
+  for (const [name, value] of Object.entries(args)) {
+    const problem = valueProblem(field(properties, name), value);
+    if (problem) return `${tool.name}: ${JSON.stringify(name)} must be ${problem}`;
+  }
+  return undefined;
+}
+/** What a JSON Schema of one property says against `value`: `a string, not 5`, or `undefined`. */
+function valueProblem(schema: unknown, value: unknown): string | undefined {
+  const declared = field(schema, "type");
+  const types = (Array.isArray(declared) ? declared : [declared]).map((type) => TYPES.get(type));
+  // A type this check does not know (or none) is not checked: the tool's own code decides.
+  const known = types.every((type) => type !== undefined);
+  if (known && !types.some((type) => type.test(value))) {
+    return `${types.map((type) => type.words).join(" or ")}, not ${preview(value)}`;
+  }
+  const choices = field(schema, "enum");
+  if (!Array.isArray(choices)) return undefined;
+  const text = JSON.stringify(value);
+  if (choices.some((choice) => JSON.stringify(choice) === text)) return undefined;
+  return `one of ${choices.join(", ")}, not ${preview(value)}`;
+}
+/** JSON Schema's primitive types: how an error names each, and how a value is checked. */
+const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolean }>([
+  ["string", { words: "a string", test: (value) => typeof value === "string" }],
+  ["number", { words: "a number", test: (value) => typeof value === "number" }],
+  ["integer", { words: "an integer", test: (value) => Number.isInteger(value) }],
+  ["boolean", { words: "a boolean", test: (value) => typeof value === "boolean" }],
+  ["array", { words: "an array", test: (value) => Array.isArray(value) }],
+  ["object", { words: "an object", test: (value) => isObject(value) }],
+  ["null", { words: "null", test: (value) => value === null }],
+]);
+/** A value as JSON, cut to 40 characters, for an error text. */
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  if (text.length <= 40) return text;
+  return `${text.slice(0, 39)}…`;
 }
 
 /**
@@ -131,11 +268,13 @@ export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId
  */
 export function choosePermission(options: unknown, allow: boolean): Outcome {
   const offered = list(options).filter(isObject);
-  for (const kind of allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"]) {
+  const kinds = allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
+  for (const kind of kinds) {
     const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
     if (option) return { outcome: "selected", optionId: option.optionId as string };
   }
-  return allow ? choosePermission(options, false) : { outcome: "cancelled" };
+  if (allow) return choosePermission(options, false);
+  return { outcome: "cancelled" };
 }
 /**
  * Answers a permission request, and shows its call (an agent may ask for one it never announced);
@@ -143,14 +282,16 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
  */
 function answerPermission(run: Run, params: unknown): Outcome {
   const [toolCall, options] = fields(params, "toolCall", "options");
-  const [call, title] = [seeCall(run, toolCall, run.out.stdout), field(toolCall, "title")];
+  const call = seeCall(run, toolCall, run.out.stdout);
+  const title = field(toolCall, "title");
   const offered = run.cancelled ? [] : options; // none: `cancelled`
   const outcome = choosePermission(offered, isOfferedToolTitle(title));
   const chosen = list(options).find((o) => field(o, "optionId") === field(outcome, "optionId"));
   const allowed = `${field(chosen, "kind")}`.startsWith("allow");
   run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
   if (!allowed) {
-    [run.refused, call.done] = [true, true];
+    run.refused = true;
+    call.done = true;
     run.out.say(`✖ ${call.title} refused`, RED);
   }
   return outcome;
@@ -166,9 +307,9 @@ function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string)
 const TOPICS = {
   os: fact(["osRelease", "hostname"], () => OS_TEXT()),
   cpu: fact(["cpus", "loadavg"], () => {
-    const [count, arch] = [navigator.hardwareConcurrency, Deno.build.arch];
+    const count = navigator.hardwareConcurrency;
     const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
-    return `${count} × ${CPU_MODEL()} (${arch}), load average ${load}`;
+    return `${count} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
   }),
   memory: fact(["systemMemoryInfo"], () => {
     const { available, total } = Deno.systemMemoryInfo();
@@ -176,40 +317,42 @@ const TOPICS = {
   }),
   uptime: fact(["osUptime"], () => describeUptime(Deno.osUptime(), new Date())),
 };
+/** A topic of `host_info`: `os`, `cpu`, `memory` or `uptime`. */
+export type Topic = keyof typeof TOPICS;
 // Read once, as calls may come many times a second: the kernel release (`Deno.osRelease()` reads
-// a file), the host name and the CPU model (Deno has no API) do not change under a running client.
+// a file), the host name and the CPU model do not change under a running client.
 const OS_TEXT = once(() => {
   const { os, arch } = Deno.build;
   return `${osName(os)} ${Deno.osRelease()} (${os}/${arch}), host name ${Deno.hostname()}`;
 });
-const CPU_MODEL = once(() => cpus()[0]?.model.trim() || "unknown CPU");
+// Deno has no API for the CPU model; `node:os` has, and costs a Node layer that only this topic
+// needs, so it is loaded on its first call, not when the client starts.
+const CPU_MODEL = once(() => {
+  const { cpus } = process.getBuiltinModule("node:os");
+  return cpus()[0]?.model.trim() || "unknown CPU";
+});
 
 /**
- * Runs `host_info` for the model's `topic`. A bad call is an error result the model can act on,
- * never an exception; so is a `--allow-sys` name not given, checked first so Deno never asks.
+ * Runs `host_info` for a `topic` (the schema in `TOOLS` has checked it is one). What a schema
+ * cannot say is an error result the model can act on, never an exception: a `--allow-sys` name not
+ * given, checked first so that Deno never asks, or a fact the system would not give.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * assert.deepEqual(hostInfo("disk"), {
- *   content: [{ type: "text", text: 'unknown topic "disk"; use one of: os, cpu, memory, uptime' }],
- *   isError: true,
- * });
+ * const { content } = hostInfo("memory");
+ * assert.match(content[0].text, /^\d+\.\d GiB free of \d+\.\d GiB$/);
  * ```
  */
-export function hostInfo(topic: unknown): ToolResult {
-  const fail = (text: string) => toolText(text, true);
-  const choices = `use one of: ${Object.keys(TOPICS).join(", ")}`;
-  if (typeof topic !== "string") return fail(`missing parameter "topic"; ${choices}`);
-  const unknown = !Object.hasOwn(TOPICS, topic);
-  if (unknown) return fail(`unknown topic ${JSON.stringify(topic)}; ${choices}`);
-
-  const { needs, allowed, read } = TOPICS[topic as keyof typeof TOPICS];
-  if (!allowed()) return fail(`host_info needs --allow-sys=${needs.join(",")} to report ${topic}`);
+export function hostInfo(topic: Topic): ToolResult {
+  const { needs, allowed, read } = TOPICS[topic];
+  if (!allowed()) {
+    return toolText(`host_info needs --allow-sys=${needs.join(",")} to report ${topic}`, true);
+  }
   try {
     return toolText(read());
   } catch (error) {
-    return fail(`host_info could not read ${topic}: ${errorText(error)}`);
+    return toolText(`host_info could not read ${topic}: ${errorText(error)}`, true);
   }
 }
 /** The display name of a `Deno.build.os` value: `darwin` is macOS, others are capitalised. */
@@ -248,38 +391,58 @@ export class ClientError extends Error {
 export async function main(argv: readonly string[]): Promise<number> {
   const out = new Output();
   let run: Run | undefined;
-  let [code, graceful] = [1, false]; // graceful: the conversation ended, mm may exit in its time
+  let code = 1;
+  let graceful = false; // the conversation ended: mm may exit in its own time
   try {
+    const broken = checkTools(TOOLS);
+    if (broken) throw new ClientError(broken, 2);
     const options = parseCommandLine(argv);
-    if (options.help || options.version) {
-      out.print(out.stdout, `${options.help ? USAGE : `host-info-client ${VERSION}`}\n`);
-      return 0;
-    }
-    [out.quiet, out.json] = [!!options.quiet, !!options.json];
+    if (options.help) return writeAndExit(out, USAGE);
+    if (options.version) return writeAndExit(out, `host-info-client ${VERSION}`);
+    out.quiet = !!options.quiet;
+    out.json = !!options.json;
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
     const { path, config } = readAgentFile(agent, options.agent !== undefined);
-    agentFileWarnings(agent, config, !!options.request).forEach((w) => out.note(`[client] ${w}`));
+    for (const warning of agentFileWarnings(agent, config, !!options.request)) {
+      out.note(`[client] ${warning}`);
+    }
     if (options.question === "-") options.question = await questionFromStdin(out);
     run = new Run(options, out, path);
-    [code, graceful] = [await converse(run), true];
+    code = await converse(run);
+    graceful = true;
   } catch (error) {
     code = error instanceof ClientError ? error.exitCode : 1;
-    if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
-    if (errorText(error)) out.note(`error: ${errorText(error)}`);
-    if (error instanceof ClientError && error.usage) out.note(USAGE);
-    // A script is told why, even of a usage error: --json among the options (before a `--`).
-    out.json ||= argv.slice(0, argv.indexOf("--", 1) >>> 0).includes("--json");
-    out.record({ error: { message: errorText(error) || "interrupted", exitCode: code } });
+    reportFailure(out, argv, error, code);
   }
   out.waitFor(undefined);
   // After a turn that ended, cancelled or not, or at the -i prompt: how to come back to it.
-  const ended = code === 0 || ([124, 130, 143].includes(code) && run?.stage === "question");
-  if (ended && run?.sessionId) out.log(`continue with: --resume ${run.sessionId}`);
+  const interrupted = [124, 130, 143].includes(code) && run?.stage === "question";
+  if ((code === 0 || interrupted) && run?.sessionId) {
+    out.log(`continue with: --resume ${run.sessionId}`);
+  }
   if (run) await endMm(run, graceful);
   const unlogged = run?.connection.unlogged();
   if (unlogged) out.note(`[client] ${unlogged} more bad frames from mm were not logged`);
   out.flush();
   return code;
+}
+/** `--help` and `--version`: one text on stdout, exit 0. */
+function writeAndExit(out: Output, text: string): number {
+  out.print(out.stdout, `${text}\n`);
+  return 0;
+}
+/** The one `error: …` line of a failed run (and the usage, for a usage error); with `--json` too. */
+function reportFailure(out: Output, argv: readonly string[], error: unknown, code: number): void {
+  if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
+  const message = errorText(error);
+  if (message) out.note(`error: ${message}`);
+  if (error instanceof ClientError && error.usage) out.note(USAGE);
+  // A script is told why, even of a usage error: --json among the options, before a `--` that
+  // ends them (a first `--` is `deno task`'s, dropped as parseCommandLine() drops it).
+  const options = argv[0] === "--" ? argv.slice(1) : argv;
+  const end = options.indexOf("--");
+  if (options.slice(0, end === -1 ? undefined : end).includes("--json")) out.json = true;
+  out.record({ error: { message: message || "interrupted", exitCode: code } });
 }
 
 /**
@@ -294,7 +457,7 @@ class Run {
   cancelled?: { code: number; why?: string; timer: ReturnType<typeof setTimeout> };
   lastSignal?: number;
   replaying = false; // a loaded session's past is shown, on stderr, dimmed
-  readonly calls = new Map<string, Call>(); // the tool calls seen, by id
+  calls = new Map<string, Call>(); // the tool calls of this turn (or of a replay), by id
   answer = ""; // this turn's answer text
   refused = false; // a permission was refused in this turn
   textBreak = false; // the next text starts a line: it follows a tool call or a block
@@ -306,27 +469,34 @@ class Run {
 
   constructor(readonly options: Options, readonly out: Output, agentFile: string) {
     const fromEnv = readEnv("MM_BIN") || undefined; // set but empty is unset
-    const namedBy = options.mm ? "--mm" : fromEnv ? "MM_BIN" : undefined;
+    let namedBy: string | undefined;
+    if (options.mm) namedBy = "--mm";
+    else if (fromEnv) namedBy = "MM_BIN";
     this.child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, namedBy);
     this.failed = new Promise<never>((_, reject) => this.fail = reject);
     this.failed.catch(() => {}); // read where it matters, in ask()
-    this.connection = connect(this);
+    this.connection = new Connection(this);
     this.log = forwardLog(this.child, out);
-    out.onFailure = (e) =>
+    out.onFailure = (e) => {
       this.fail(new ClientError(`cannot write the conversation: ${errorText(e)}`));
-    this.child.status.then(async ({ code, signal }) => {
-      await Promise.race([Promise.all([this.connection.reading, this.log]), delay(1000)]);
-      const how = signal ? `signal ${signal}` : `code ${code}`;
-      const before = this.stage === "opening"
-        ? `answering ${this.asking}`
-        : { turn: "the turn ended", question: "the next question" }[this.stage];
-      this.fail(new ClientError(`mm exited with ${how} before ${before}`));
-    });
-    for (const signal of ["SIGINT", "SIGTERM"] as const) {
-      Deno.addSignalListener(signal, () => interrupt(this, signal));
-    }
+    };
+    this.child.status.then((status) => this.#exited(status));
+    // Windows delivers no SIGTERM to listen for (Deno refuses the listener there).
+    const signals = Deno.build.os === "windows" ? ["SIGINT"] as const : SIGNALS;
+    for (const signal of signals) Deno.addSignalListener(signal, () => interrupt(this, signal));
+  }
+  /** mm exited: once its last frames and log lines are read, the run ends, naming what mm left. */
+  async #exited({ code, signal }: Deno.CommandStatus): Promise<void> {
+    await Promise.race([Promise.all([this.connection.reading, this.log]), delay(1000)]);
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    let before = "the next question";
+    if (this.stage === "opening") before = `answering ${this.asking}`;
+    if (this.stage === "turn") before = "the turn ended";
+    this.fail(new ClientError(`mm exited with ${how} before ${before}`));
   }
 }
+/** The signals that interrupt a run: Ctrl-C, and a polite request to end. */
+const SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
 /**
  * Starts mm as `<mm> -acp -agent <file>` — the line to change if your mm starts another way — in
@@ -356,17 +526,27 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
  * they come (the progress line erased first); a line over 64 KiB in pieces, so a flood is bounded.
  */
 async function forwardLog(child: Deno.ChildProcess, out: Output): Promise<void> {
-  let held: Uint8Array[] = [];
-  const release = () => (held.forEach((part) => out.put(out.stderr, part)), held = []);
-  const read = async () => {
+  let held: Uint8Array[] = []; // the start of a line not ended yet
+  let size = 0;
+  const release = () => {
+    for (const part of held) out.put(out.stderr, part);
+    held = [];
+    size = 0;
+  };
+  try {
     for await (const chunk of child.stderr) {
       const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
-      if (end > 0) held.push(chunk.subarray(0, end)), release();
+      if (end > 0) {
+        held.push(chunk.subarray(0, end));
+        release();
+      }
       if (end < chunk.length) held.push(chunk.subarray(end));
-      if (held.reduce((size, part) => size + part.length, 0) > 64 * 1024) release();
+      size += chunk.length - end;
+      if (size > 64 * 1024) release();
     }
-  };
-  await read().catch(() => {}); // mm's stderr is gone: what was read is still shown
+  } catch {
+    // mm's stderr is gone: what was read is still shown.
+  }
   release();
 }
 
@@ -410,7 +590,8 @@ function showSessions(run: Run, sessions: unknown[]): number {
   run.out.record({ sessions });
   for (const session of sessions) {
     const [id, at, title, cwd] = fields(session, "sessionId", "updatedAt", "title", "cwd");
-    run.out.say(`${id}  ${at ?? "-"}  ${title ?? cwd}`);
+    const line = `${id}  ${at ?? "-"}  ${title ?? cwd}`;
+    run.out.say(run.out.stdout.terminal ? fit(line) : line); // a long title is cut to the width
   }
   return 0;
 }
@@ -427,7 +608,8 @@ async function listSessions(run: Run, capabilities: unknown): Promise<unknown[]>
   if (field(field(capabilities, "sessionCapabilities"), "list") == null) {
     throw new ClientError("mm cannot list its sessions (it does not advertise session/list)");
   }
-  const [sessions, cwd] = [[] as unknown[], run.options.continue ? Deno.cwd() : undefined];
+  const sessions: unknown[] = [];
+  const cwd = run.options.continue ? Deno.cwd() : undefined;
   let cursor: unknown;
   for (let page = 0; page < 100 && (page === 0 || typeof cursor === "string"); page++) {
     const answer = await ask(run, "session/list", { cwd, cursor }, run.options.seconds);
@@ -453,9 +635,11 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
     if (!resumes && field(capabilities, "loadSession") !== true) {
       throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
     }
-    [run.sessionId, run.replaying] = [options.resume, !resumes];
+    run.sessionId = options.resume;
+    run.replaying = !resumes;
     await ask(run, resumes ? "session/resume" : "session/load", params, options.seconds);
-    [run.replaying, how] = [false, resumes ? " (resumed)" : " (loaded)"];
+    run.replaying = false;
+    how = resumes ? " (resumed)" : " (loaded)";
   }
   run.out.log(`discovery: ${options.request ? "request" : "meta"}, session ${run.sessionId}${how}`);
 }
@@ -464,9 +648,13 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
 async function turn(run: Run, question: string): Promise<number> {
   const { out } = run;
   out.say(`❓ ${question}`);
-  [run.stage, run.refused, run.answer] = ["turn", false, ""];
+  run.stage = "turn";
+  run.refused = false;
+  run.answer = "";
+  run.calls = new Map(); // a call of an earlier turn is not this turn's to wait for
   out.waitFor("the model");
-  const [prompt, stopWatching] = [[{ type: "text", text: question }], watchSilence(run)];
+  const prompt = [{ type: "text", text: question }];
+  const stopWatching = watchSilence(run);
   const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt })
     .finally(stopWatching);
   clearTimeout(run.cancelled?.timer);
@@ -478,11 +666,11 @@ async function turn(run: Run, question: string): Promise<number> {
   out.record({ result: { stopReason, sessionId: run.sessionId, text: run.answer } });
   if (run.cancelled?.why) throw new ClientError(run.cancelled.why, run.cancelled.code);
   if (run.cancelled) return run.cancelled.code;
-  if (stopReason === "cancelled") {
-    const why = run.refused ? " after a refused permission" : "";
-    out.note(`[client] mm ended the turn as cancelled; the client did not ask${why}`);
-  }
-  return stopReason === "cancelled" ? 130 : stopReason === "refusal" ? 1 : 0;
+  if (stopReason === "refusal") return 1;
+  if (stopReason !== "cancelled") return 0;
+  const why = run.refused ? " after a refused permission" : "";
+  out.note(`[client] mm ended the turn as cancelled; the client did not ask${why}`);
+  return 130;
 }
 /** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
 async function ask(run: Run, method: string, params: object, seconds = Infinity): Promise<unknown> {
@@ -523,7 +711,8 @@ async function questionFromStdin(out: Output): Promise<string> {
 }
 /** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
 async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
-  const [{ out }, atTerminal] = [run, Deno.stdin.isTerminal()];
+  const { out } = run;
+  const atTerminal = Deno.stdin.isTerminal();
   for (;;) {
     if (atTerminal) out.print(out.stderr, "> ");
     const next = await Promise.race([lines.next(), run.failed]);
@@ -544,99 +733,134 @@ function notified(run: Run, method: string, params: unknown): void {
   run.out.waitFor(running?.title ?? "the model");
 }
 /**
- * Shows one `session/update`: a `case` per kind the user sees, a `default` that ignores the rest.
- * With `--verbose`, thoughts, plans, usage and settings go to stderr; so does a replay, dimmed.
+ * Shows one `session/update`: a `case` per kind the user sees, a `default` for the rest: with
+ * `--verbose`, thoughts, plans, usage and settings go to stderr; so does a replay, dimmed.
  */
 function showUpdate(run: Run, update: unknown): void {
   const { out, options } = run;
-  const [kind, content, title] = fields(update, "sessionUpdate", "content", "title");
-  const [to, style] = run.replaying ? [out.stderr, DIM] : [out.stdout, undefined];
-  const [text, isText] = [blockText(content), field(content, "type") === "text"];
-  const note = (line: string) => void (options.verbose && out.note(line, DIM));
+  const [kind, content] = fields(update, "sessionUpdate", "content");
+  const to = run.replaying ? out.stderr : out.stdout;
+  const style = run.replaying ? DIM : undefined;
   switch (kind) {
     case "agent_message_chunk":
-      if ((out.quiet && run.replaying) || text === "") return; // an empty chunk only has _meta
-      if (!run.replaying && isText) run.answer += text;
-      // Text that follows a tool call or another block starts on a line of its own.
-      if (run.textBreak && to.open && !out.quiet) out.print(to, "\n");
-      run.textBreak = !isText;
-      return isText ? out.print(to, text, style) : out.line(to, text, style);
+      return showAnswerChunk(run, content, to, style);
     case "agent_thought_chunk":
-      return void (options.verbose && (isText ? out.print(out.stderr, text, DIM) : note(text)));
+      if (!options.verbose) return;
+      if (field(content, "type") === "text") return out.print(out.stderr, blockText(content), DIM);
+      return out.note(blockText(content), DIM);
     case "user_message_chunk":
-      return void (run.replaying && !out.quiet && out.note(`❓ ${text}`, DIM));
+      if (run.replaying && !out.quiet) out.note(`❓ ${blockText(content)}`, DIM);
+      return;
     case "tool_call":
     case "tool_call_update":
       return showToolCall(run, update, to, style);
-    case "plan":
-      note("plan:");
-      for (const entry of list(field(update, "entries"))) {
-        note(`  [${field(entry, "status")}] ${field(entry, "content")}`);
-      }
-      return;
+    default:
+      if (!options.verbose) return;
+      for (const line of detailLines(kind, update)) out.note(line, DIM);
+  }
+}
+/** A piece of the agent's answer, as it streams; a replayed one is not this turn's answer. */
+function showAnswerChunk(run: Run, content: unknown, to: Stream, style?: number): void {
+  const { out } = run;
+  const text = blockText(content);
+  const isText = field(content, "type") === "text";
+  if (text === "") return; // an empty chunk only carries _meta
+  if (out.quiet && run.replaying) return;
+  if (isText && !run.replaying) run.answer += text;
+  // Text that follows a tool call or another block starts on a line of its own.
+  if (run.textBreak && to.open && !out.quiet) out.print(to, "\n");
+  run.textBreak = !isText;
+  if (isText) out.print(to, text, style);
+  else out.line(to, text, style);
+}
+/** What `--verbose` shows of an update that is not the conversation: a plan, usage, a setting. */
+function detailLines(kind: unknown, update: unknown): string[] {
+  switch (kind) {
+    case "plan": {
+      const entries = list(field(update, "entries"));
+      return ["plan:", ...entries.map((e) => `  [${field(e, "status")}] ${field(e, "content")}`)];
+    }
     case "usage_update": {
       const [used, size, cost] = fields(update, "used", "size", "cost");
       const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
-      return note(`usage: ${used} of ${size} tokens${paid}`);
+      return [`usage: ${used} of ${size} tokens${paid}`];
     }
     case "available_commands_update": {
       const names = list(field(update, "availableCommands")).map((c) => `/${field(c, "name")}`);
-      return note(`commands: ${names.join(", ")}`);
+      return [`commands: ${names.join(", ")}`];
     }
     case "current_mode_update":
-      return note(`mode: ${field(update, "currentModeId")}`);
-    case "session_info_update":
-      return void (typeof title === "string" && note(`title: ${title}`));
-    case "config_option_update":
-      for (const option of list(field(update, "configOptions"))) {
-        note(`config: ${field(option, "id")} = ${field(option, "currentValue")}`);
-      }
-      return;
+      return [`mode: ${field(update, "currentModeId")}`];
+    case "session_info_update": {
+      const title = field(update, "title");
+      return typeof title === "string" ? [`title: ${title}`] : [];
+    }
+    case "config_option_update": {
+      const settings = list(field(update, "configOptions"));
+      return settings.map((o) => `config: ${field(o, "id")} = ${field(o, "currentValue")}`);
+    }
     default: // a kind this client does not know: nothing to show
+      return [];
   }
 }
 
 /** A tool call as shown: its title, its content lines, its `rawOutput`, whether it is done. */
 type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
-/**
- * A tool call or its update. ACP: an update's `content` replaces the call's: shown is what extends
- * what was shown (a last line that grew, again whole), else all. Done with no content: `rawOutput`.
- */
+/** A tool call or its update: its title, its state, the content lines not shown yet. */
 function showToolCall(run: Run, update: unknown, to: Stream, style?: number): void {
   const call = seeCall(run, update, to, style);
   const [status, content, raw] = fields(update, "status", "content", "rawOutput");
-  call.done ||= status === "completed" || status === "failed";
+  if (status === "completed" || status === "failed") call.done = true;
   if (raw !== undefined) call.rawOutput = raw;
   if (run.out.quiet) return;
   if (status === "failed") run.out.line(to, `✖ ${call.title} failed`, style ?? RED);
   let lines = Array.isArray(content) ? content.flatMap(contentLines) : call.lines;
   if (call.done && lines.length === 0 && call.rawOutput !== undefined) {
-    const text = call.rawOutput;
-    const all = textLines(typeof text === "string" ? text : JSON.stringify(text));
-    lines = all.length > 20 ? [...all.slice(0, 20), `… (${all.length - 20} more lines)`] : all;
+    lines = rawOutputLines(call.rawOutput);
   }
-  const [shown, last] = [call.lines, call.lines.length - 1];
+  for (const line of unshown(call.lines, lines)) run.out.line(to, `│ ${line}`, style);
+  call.lines = lines;
+}
+/** A finished call's `rawOutput` as lines, 20 at most: a string as text, anything else as JSON. */
+function rawOutputLines(raw: unknown): string[] {
+  const all = textLines(typeof raw === "string" ? raw : JSON.stringify(raw));
+  if (all.length <= 20) return all;
+  return [...all.slice(0, 20), `… (${all.length - 20} more lines)`];
+}
+/**
+ * Of a call's content, the lines not shown yet. ACP: an update's `content` replaces the call's; so
+ * when it extends what was shown, only the new part (a last line that grew is shown again, whole);
+ * otherwise all of it.
+ */
+function unshown(shown: string[], lines: string[]): string[] {
+  const last = shown.length - 1;
   const grew = (line: string, i: number) => i === last && lines[i]?.startsWith(line);
   const extended = shown.every((line, i) => lines[i] === line || grew(line, i));
-  const from = !extended ? 0 : lines[last] === shown[last] ? last + 1 : last;
-  for (const line of lines.slice(from)) run.out.line(to, `│ ${line}`, style);
-  call.lines = lines;
+  if (!extended) return lines;
+  if (lines[last] === shown[last]) return lines.slice(last + 1);
+  return lines.slice(last);
 }
 /**
  * The call an update or a permission request is about. Each call is shown once, when first seen,
  * and again when renamed, so that the command that runs is always visible (`🛠️ Terminal → ls`).
  */
 function seeCall(run: Run, toolCall: unknown, to: Stream, style?: number): Call {
-  const [id, title] = [String(field(toolCall, "toolCallId") ?? ""), field(toolCall, "title")];
-  const [known, shown] = [run.calls.get(id), !run.out.quiet];
-  const call = known ?? { title: typeof title === "string" ? title : id, lines: [] };
-  run.calls.set(id, call);
+  const id = String(field(toolCall, "toolCallId") ?? "");
+  const title = field(toolCall, "title");
+  const shown = !run.out.quiet;
+  const known = run.calls.get(id);
   run.textBreak = true;
-  if (!known && shown) run.out.line(to, `🛠️ ${call.title}`, style);
-  if (!known || typeof title !== "string" || title === call.title) return call;
-  if (shown) run.out.line(to, `🛠️ ${call.title} → ${title}`, style);
-  call.title = title;
-  return call;
+  if (!known) {
+    const call = { title: typeof title === "string" ? title : id, lines: [] };
+    run.calls.set(id, call);
+    if (shown) run.out.line(to, `🛠️ ${call.title}`, style);
+    return call;
+  }
+  if (typeof title === "string" && title !== known.title) {
+    if (shown) run.out.line(to, `🛠️ ${known.title} → ${title}`, style);
+    known.title = title;
+  }
+  return known;
 }
 
 /** An item of a tool call's content as lines: text, a diff's size, a terminal, another block. */
@@ -645,18 +869,29 @@ function contentLines(item: unknown): string[] {
     case "content":
       return textLines(blockText(field(item, "content")));
     case "diff": {
-      const texts = fields(item, "oldText", "newText").map((t) => textLines(`${t ?? ""}`));
-      const [[before, after], left] = [texts, new Map<string, number>()]; // left: not matched yet
-      for (const line of before) left.set(line, (left.get(line) ?? 0) + 1);
-      const kept = after.filter((line) => left.get(line) && left.set(line, left.get(line)! - 1));
-      const [added, removed] = [after.length - kept.length, before.length - kept.length];
-      return [`diff ${field(item, "path")} (+${added} −${removed} lines)`];
+      const [before, after] = fields(item, "oldText", "newText").map((t) =>
+        textLines(`${t ?? ""}`)
+      );
+      return [`diff ${field(item, "path")} (${diffSize(before, after)} lines)`];
     }
     case "terminal":
       return [`[terminal ${field(item, "terminalId")}]`];
     default:
       return textLines(blockText(item));
   }
+}
+/** A diff's size, `+2 −1`: the lines of `after` not matched by one of `before` are added. */
+function diffSize(before: string[], after: string[]): string {
+  const unmatched = new Map<string, number>(); // lines of `before`, by how many are left
+  for (const line of before) unmatched.set(line, (unmatched.get(line) ?? 0) + 1);
+  let kept = 0;
+  for (const line of after) {
+    const left = unmatched.get(line) ?? 0;
+    if (left === 0) continue;
+    unmatched.set(line, left - 1);
+    kept++;
+  }
+  return `+${after.length - kept} −${before.length - kept}`;
 }
 /** A text's lines at `\n` or `\r\n`; a last line end adds no line, and "" has none. */
 function textLines(text: string): string[] {
@@ -714,9 +949,12 @@ function watchSilence(run: Run): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const check = () => {
     const silent = run.connection.silentFor();
-    if (silent < ms) return void (timer = setTimeout(check, ms - silent));
-    const why = `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`;
-    if (!run.cancelled) cancelTurn(run, 124, why);
+    if (silent < ms) {
+      timer = setTimeout(check, ms - silent); // the rest of the silence, from mm's last frame
+      return;
+    }
+    if (run.cancelled) return;
+    cancelTurn(run, 124, `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`);
   };
   if (ms <= MAX_TIMER_MS) timer = setTimeout(check, ms);
   return () => clearTimeout(timer);
@@ -733,9 +971,17 @@ async function endMm(run: Run, graceful: boolean): Promise<void> {
   await killGroup(run.child);
   await Promise.race([run.log, delay(500)]);
 }
-/** Kills mm's process group, and waits (a second at most) until mm is gone, not just signalled. */
-async function killGroup(child: Deno.ChildProcess): Promise<void> {
-  attempt(() => Deno.kill(-child.pid, "SIGKILL"), undefined); // unless the group is gone already
+/**
+ * Kills a child's process group, and waits (a second at most) until the child is gone, not just
+ * signalled. Where the group cannot be signalled (Windows refuses a negative pid; a child that
+ * leads no group), the child itself is killed.
+ */
+export async function killGroup(child: Deno.ChildProcess): Promise<void> {
+  try {
+    Deno.kill(-child.pid, "SIGKILL");
+  } catch {
+    attempt(() => child.kill("SIGKILL"), undefined); // unless it is gone already
+  }
   await Promise.race([child.status, delay(1000)]);
 }
 
@@ -763,20 +1009,21 @@ class Stream {
 class Output {
   readonly stdout = new Stream(Deno.stdout);
   readonly stderr = new Stream(Deno.stderr);
-  /** Both streams reach the same terminal, pipe or file (if unknown: are both terminals?). */
-  readonly shared: boolean = attempt(() => {
-    const [out, err] = [fstatSync(1), fstatSync(2)];
-    return out.ino ? out.dev === err.dev && out.ino === err.ino : undefined;
-  }, undefined) ?? this.stdout.terminal === this.stderr.terminal;
   readonly progress = this.stderr.terminal && readEnv("TERM") !== "dumb"; // can erase a line
   quiet = false; // --quiet: stdout is the answer text alone, and no `[client]` progress lines
   json = false; // --json: stdout is JSON lines, written by record(), and nothing else
   onFailure: (error: unknown) => void = () => {}; // stdout cannot be written, and not for EPIPE
+  #shared?: boolean;
   #waiting?: { label: string; since: number; drawn: boolean };
   #queue: [Stream, string | Uint8Array][] = [];
 
-  constructor() { // the progress line redraws itself (its seconds) on a timer that holds no one
+  constructor() { // the progress line redraws itself (its seconds, its width) on a timer
     if (this.progress) Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
+  }
+  /** Whether both streams reach the same terminal, pipe or file: asked once, when it matters. */
+  get shared(): boolean {
+    this.#shared ??= sameStream(describeStream(this.stdout, 1), describeStream(this.stderr, 2));
+    return this.#shared;
   }
   /** A `[client] …` progress line on stderr (not with `--quiet`). */
   log(text: string): void {
@@ -810,10 +1057,15 @@ class Output {
     if (data.length === 0 || to.gone) return;
     this.#erase();
     const other = to === this.stdout ? this.stderr : this.stdout;
-    if (this.shared && other.open) this.#write(this.stderr, "\n"), other.open = false;
-    const styled = (line: string) => `\x1b[${style}m${line}\x1b[0m`;
-    const text = typeof data === "string" && to.colour && style;
-    this.#write(to, text ? data.replace(/[^\n]+/g, styled) : data);
+    if (other.open && this.shared) {
+      this.#write(this.stderr, "\n"); // on stderr: stdout, apart, stays the conversation
+      other.open = false;
+    }
+    let styled = data;
+    if (typeof data === "string" && to.colour && style) {
+      styled = data.replace(/[^\n]+/g, (line) => `\x1b[${style}m${line}\x1b[0m`);
+    }
+    this.#write(to, styled);
     to.open = typeof data === "string" ? !data.endsWith("\n") : data.at(-1) !== 10;
   }
   /** Shows `waiting for <label> … 3 s` on a terminal, erased before output; `undefined`: stop. */
@@ -825,30 +1077,36 @@ class Output {
   }
   #draw(): void {
     const waiting = this.#waiting;
-    // Never over an open line: a thought's, or the answer's on one screen.
-    if (!waiting || !this.progress || this.stderr.open || (this.shared && this.stdout.open)) return;
+    if (!waiting || !this.progress || this.stderr.open) return;
+    if (this.stdout.open && this.shared) return; // never over an open line of the answer
     const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
     const seconds = Math.floor((Date.now() - waiting.since) / 1000);
     const label = showControls(waiting.label); // a tool's title is mm's text
     const line = fit(`${spinner} waiting for ${label}`, ` … ${seconds} s`); // the seconds in sight
-    this.#write(this.stderr, `\r\x1b[K${line}\r`);
+    this.#write(this.stderr, `${ERASE}${line}\r`);
     waiting.drawn = true;
   }
   #erase(): void {
-    if (this.#waiting?.drawn) this.#write(this.stderr, "\r\x1b[K"), this.#waiting.drawn = false;
+    if (!this.#waiting?.drawn) return;
+    this.#write(this.stderr, ERASE);
+    this.#waiting.drawn = false;
   }
   #write(to: Stream, data: string | Uint8Array): void {
     const last = this.#queue.at(-1);
-    if (last?.[0] === to && typeof last[1] === "string" && typeof data === "string") {
+    if (last && last[0] === to && typeof last[1] === "string" && typeof data === "string") {
       last[1] += data;
-    } else if (this.#queue.push([to, data]) === 1) queueMicrotask(() => this.flush());
+      return;
+    }
+    this.#queue.push([to, data]);
+    if (this.#queue.length === 1) queueMicrotask(() => this.flush());
   }
   /** Writes what is queued. */
   flush(): void {
     for (const [to, data] of this.#queue.splice(0)) {
       const bytes = typeof data === "string" ? ENCODER.encode(data) : data;
       try {
-        for (let n = 0; n < bytes.length && !to.gone;) n += to.file.writeSync(bytes.subarray(n));
+        let written = 0;
+        while (written < bytes.length) written += to.file.writeSync(bytes.subarray(written));
       } catch (error) {
         to.gone = true;
         // A reader that went away (`| head -1`) is not an error; a full disk is.
@@ -856,6 +1114,34 @@ class Output {
       }
     }
   }
+}
+/**
+ * Erases the progress line: back to its start, and to the end of the screen, so that all of it
+ * goes even when a narrowed terminal has wrapped it onto two rows (it is always the last one).
+ */
+const ERASE = "\r\x1b[J";
+
+/** What tells two output streams apart: a terminal, or the file's device and inode. */
+export type StreamFacts = { terminal: boolean; dev?: number; ino?: number | null };
+/**
+ * Whether stdout and stderr are one terminal, pipe or file. Two terminals are taken for one, a
+ * terminal and a file for two; two files are one when they have one inode, and two where the
+ * system gives no inode (Windows), never a guess that glues lines of one into the other.
+ */
+export function sameStream(out: StreamFacts, err: StreamFacts): boolean {
+  if (out.terminal || err.terminal) return out.terminal && err.terminal;
+  if (!out.ino || !err.ino) return false;
+  return out.dev === err.dev && out.ino === err.ino;
+}
+/**
+ * A stream's {@linkcode StreamFacts}; a file's inode comes from `node:fs`, which Deno has no API
+ * for, loaded only when neither stream is a terminal.
+ */
+function describeStream(stream: Stream, fd: number): StreamFacts {
+  if (stream.terminal) return { terminal: true };
+  const { fstatSync } = process.getBuiltinModule("node:fs");
+  const stat = attempt(() => fstatSync(fd), undefined);
+  return { terminal: false, dev: stat?.dev, ino: stat?.ino };
 }
 
 /** Characters a terminal shows two columns wide: East Asian scripts, most emoji. */
@@ -868,20 +1154,35 @@ const WIDE =
 function fit(text: string, tail = ""): string {
   const width = attempt(() => Deno.consoleSize().columns, 0) || 80;
   const columns = (char: string) => WIDE.test(char) ? 2 : 1;
+  let line = text;
+  let end = tail;
   let used = [...tail].reduce((sum, char) => sum + columns(char), 0);
-  if (used >= width) [text, tail, used] = [text + tail, "", 0]; // no room for the tail either
-  return [...text].filter((char) => (used += columns(char)) < width).join("") + tail;
+  if (used >= width) { // no room for the tail either: the two are cut as one text
+    line = text + tail;
+    end = "";
+    used = 0;
+  }
+  let kept = "";
+  for (const char of line) {
+    used += columns(char);
+    if (used >= width) break;
+    kept += char;
+  }
+  return kept + end;
 }
 /**
  * Shows control characters other than newline and tab as symbols (`\x1b` as `␛`), so text on a
  * terminal cannot clear the screen, move the cursor, set the title or write the clipboard.
  */
 export function showControls(text: string): string {
-  return text.replace(/\r\n/g, "\n").replace(
-    // deno-lint-ignore no-control-regex
-    /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g,
-    (c) => c === "\x7f" ? "␡" : c > "\x7f" ? "�" : String.fromCharCode(0x2400 + c.charCodeAt(0)),
-  );
+  // deno-lint-ignore no-control-regex
+  return text.replace(/\r\n/g, "\n").replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, controlPicture);
+}
+/** The symbol of a control character: `␛` for ESC, `␡` for DEL, `�` for a C1 control. */
+function controlPicture(char: string): string {
+  if (char === "\x7f") return "␡";
+  if (char > "\x7f") return "�";
+  return String.fromCharCode(0x2400 + char.charCodeAt(0));
 }
 
 // ─── 5. Framing ──────────────────────────────────────────────────────────────
@@ -911,8 +1212,7 @@ export class LineReader {
   #decoder = new TextDecoder();
   /** Lines up to `limit` bytes, not counting their end (32 MiB, as in the official SDK). */
   constructor(readonly limit: number = 32 * 1024 * 1024) {}
-  /** Takes
- the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
+  /** Takes the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
   *push(chunk: Uint8Array): Generator<string> {
     let start = 0;
     for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, start)) {
@@ -930,8 +1230,9 @@ export class LineReader {
     if (bytes.length > 0) this.#parts.push(bytes); // kept, not copied: each read is a new chunk
     this.#length += bytes.length;
     // A last `\r` may be the start of the line's end, `\r\n`: it does not count.
-    if (this.#length - (this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0) > this.limit) {
-      [this.#parts, this.#length] = [[], 0];
+    const ending = this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0;
+    if (this.#length - ending > this.limit) {
+      this.#clear();
       throw new LineTooLongError(this.limit);
     }
   }
@@ -939,11 +1240,18 @@ export class LineReader {
     let bytes = this.#parts.length === 1 ? this.#parts[0] : new Uint8Array(this.#length);
     if (this.#parts.length > 1) {
       let offset = 0;
-      for (const part of this.#parts) bytes.set(part, offset), offset += part.length;
+      for (const part of this.#parts) {
+        bytes.set(part, offset);
+        offset += part.length;
+      }
     }
-    [this.#parts, this.#length] = [[], 0];
+    this.#clear();
     if (bytes.at(-1) === 13) bytes = bytes.subarray(0, -1);
     return this.#decoder.decode(bytes);
+  }
+  #clear(): void {
+    this.#parts = [];
+    this.#length = 0;
   }
 }
 
@@ -996,126 +1304,172 @@ const MAX_UNWRITTEN = 1024 * 1024;
 const CANCELLED = { error: { code: -32800, message: "Request cancelled" } };
 
 /**
- * JSON-RPC over mm's pipes: mm's requests go to `answerRequest()`, its notifications to
- * `notified()`. A chunk's lines are handled synchronously (an async iterator per line measured
- * 0.61× the throughput), and a tick's frames go out in one write; reading pauses while answers
- * pile up unwritten. An answer that is a promise goes out when it settles, or as `-32800`.
+ * JSON-RPC over mm's pipes, in three parts: writing frames (a tick's frames go out in one write),
+ * reading them (a chunk's lines are handled synchronously: an async iterator per line measured
+ * 0.61× the throughput; reading pauses while answers pile up unwritten), and answering mm's
+ * requests through `answerRequest()` (at once, or when a promise settles, or as `-32800` when mm
+ * cancels it). mm's notifications go to `notified()`.
  */
-function connect(run: Run) {
-  const [{ child, out }, trace] = [run, !!run.options.trace];
-  const writer = child.stdin.getWriter();
-  const pending = new Map<RpcId, { resolve(r: unknown): void; reject(e: RpcError): void }>();
-  const running = new Map<RpcId, AbortController>(); // mm's requests being answered
-  let [queued, unwritten, writing, nextId, heard] = [[] as string[], 0, Promise.resolve(), 0, 0];
-  const bad = { total: 0, inARow: 0, first: "" };
+class Connection {
+  /** Settles when mm's stdout has ended and each frame on it was handled. */
+  readonly reading: Promise<void>;
+  readonly #run: Run;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #trace: boolean;
+  #queued: string[] = []; // the frames of this tick, not written yet
+  #unwritten = 0; // characters of frames not written yet
+  #writing = Promise.resolve();
+  #nextId = 0;
+  #heard = 0; // when a frame last crossed the pipe, either way
+  readonly #pending = new Map<RpcId, PromiseWithResolvers<unknown>>(); // the client's requests
+  readonly #running = new Map<RpcId, AbortController>(); // mm's requests being answered
+  readonly #bad = { total: 0, inARow: 0, first: "" };
 
-  const send = (message: object) => { // one line, after the other frames of this tick
+  constructor(run: Run) {
+    this.#run = run;
+    this.#writer = run.child.stdin.getWriter();
+    this.#trace = !!run.options.trace;
+    this.reading = this.#read().catch((error) => run.fail(this.#readError(error)));
+  }
+
+  // Writing frames.
+  /** Sends a request; the promise settles with mm's answer, or rejects with its `RpcError`. */
+  request(method: string, params: unknown): Promise<unknown> {
+    const id = this.#nextId++;
+    const reply = Promise.withResolvers<unknown>();
+    this.#pending.set(id, reply);
+    this.#send({ jsonrpc: "2.0", id, method, params });
+    return reply.promise;
+  }
+  /** Sends a notification. */
+  notify(method: string, params: unknown): void {
+    this.#send({ jsonrpc: "2.0", method, params });
+  }
+  /** Closes mm's stdin, once what is queued is written. */
+  close(): Promise<void> {
+    return this.#writing.then(() => this.#writer.close()).catch(() => {});
+  }
+  /** How long mm has been silent, sent nothing and been sent nothing; 0 while a tool runs. */
+  silentFor(): number {
+    if (this.#running.size > 0) return 0;
+    return performance.now() - this.#heard;
+  }
+  /** How many bad frames were counted but not logged. */
+  unlogged(): number {
+    return Math.max(0, this.#bad.total - BAD_FRAMES_SHOWN);
+  }
+  /** Queues one frame; the frames of one tick go out in one write, after those before them. */
+  #send(message: object): void {
     const line = JSON.stringify(message);
-    heard = performance.now(); // mm's silence counts from what it was sent last
-    if (trace) out.note(`→ ${line}`);
-    queued.push(line, "\n");
-    unwritten += line.length + 1;
-    if (queued.length > 2) return; // a write of this tick is scheduled already
-    writing = writing.then(async () => {
-      const text = queued.splice(0).join("");
-      await writer.write(ENCODER.encode(text));
-      unwritten -= text.length;
-    }).catch(async (error) => {
-      // An mm that exited is reported as such by the run; anything else is reported here.
-      const exited = await Promise.race([child.status, delay(EXIT_GRACE_MS)]);
-      if (!exited) run.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
-    });
-  };
+    this.#heard = performance.now(); // mm's silence counts from what it was sent last
+    if (this.#trace) this.#run.out.note(`→ ${line}`);
+    this.#queued.push(line, "\n");
+    this.#unwritten += line.length + 1;
+    if (this.#queued.length > 2) return; // a write of this tick is scheduled already
+    this.#writing = this.#writing.then(() => this.#writeQueued()).catch((e) =>
+      this.#writeFailed(e)
+    );
+  }
+  async #writeQueued(): Promise<void> {
+    const text = this.#queued.splice(0).join("");
+    await this.#writer.write(ENCODER.encode(text));
+    this.#unwritten -= text.length;
+  }
+  /** An mm that exited is reported as such by the run; any other write failure is reported here. */
+  async #writeFailed(error: unknown): Promise<void> {
+    const exited = await Promise.race([this.#run.child.status, delay(EXIT_GRACE_MS)]);
+    if (!exited) this.#run.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
+  }
 
-  const failure = (error: unknown) => ({
-    error: error instanceof RpcError
-      ? { code: error.code, message: error.message }
-      : { code: -32603, message: `Internal error: ${errorText(error)}` },
-  });
-  /** Answers a request at once, or when its promise settles, unless mm cancels it first. */
-  const answer = (id: string | number, method: string, params: unknown) => {
-    const controller = new AbortController();
-    const settle = (reply: object) => {
-      out.record({ request: { method, params }, answer: reply });
-      send({ jsonrpc: "2.0", id, ...reply });
-    };
-    let result;
-    try {
-      result = answerRequest(run, method, params, controller.signal);
-    } catch (error) {
-      return settle(failure(error));
+  // Reading frames.
+  async #read(): Promise<void> {
+    const reader = new LineReader();
+    for await (const chunk of this.#run.child.stdout) {
+      for (const line of reader.push(chunk)) this.#receive(line);
+      if (this.#unwritten > MAX_UNWRITTEN) await this.#writing;
     }
-    if (!(result instanceof Promise)) return settle({ result });
-    // Running: `$/cancel_request` aborts it, answered `-32800` at once; the tool's late end is not.
-    const finish = (reply: object) =>
-      running.get(id) === controller && running.delete(id) && settle(reply);
-    running.set(id, controller);
-    controller.signal.addEventListener("abort", () => finish(CANCELLED));
-    result.then((result) => finish({ result }), (error) => finish(failure(error)));
-  };
-  const receive = (line: string) => {
-    heard = performance.now();
-    if (trace && line.trim() !== "") out.note(`← ${line}`);
+    const last = reader.flush();
+    if (last !== undefined) this.#receive(last);
+  }
+  #readError(error: unknown): ClientError {
+    if (error instanceof ClientError) return error;
+    if (error instanceof LineTooLongError) {
+      return new ClientError(`mm sent ${error.message}; connection dropped`);
+    }
+    return new ClientError(`reading from mm: ${errorText(error)}`);
+  }
+  #receive(line: string): void {
+    this.#heard = performance.now();
+    if (this.#trace && line.trim() !== "") this.#run.out.note(`← ${line}`);
     const frame = parseFrame(line);
     if (frame.kind === "blank") return;
-    if (frame.kind === "bad") return badLine(line, frame.reply);
-    bad.inARow = 0;
-    if (frame.kind === "request") return answer(frame.id, frame.method, frame.params);
+    if (frame.kind === "bad") return this.#badLine(line, frame.reply);
+    this.#bad.inARow = 0;
+    if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
     if (frame.kind === "notification" && frame.method === "$/cancel_request") {
-      return running.get(field(frame.params, "requestId") as RpcId)?.abort();
+      return this.#running.get(field(frame.params, "requestId") as RpcId)?.abort();
     }
-    if (frame.kind === "notification") return notified(run, frame.method, frame.params);
-    const waiting = pending.get(frame.id);
+    if (frame.kind === "notification") return notified(this.#run, frame.method, frame.params);
+    this.#answered(frame);
+  }
+  /** mm's answer to one of the client's requests. */
+  #answered(frame: Extract<Frame, { kind: "response" }>): void {
+    const waiting = this.#pending.get(frame.id);
     if (!waiting) {
-      return out.log(`answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`);
+      const id = JSON.stringify(frame.id);
+      return this.#run.out.log(`answer to no pending request (id ${id}) ignored`);
     }
-    pending.delete(frame.id);
+    this.#pending.delete(frame.id);
     if (!frame.error) return waiting.resolve(frame.result);
     const { code, message } = frame.error;
     waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
-  };
+  }
   /** A noisy peer: log and answer the first few bad lines, count the rest, give up on a flood. */
-  const badLine = (line: string, reply: object) => {
-    if (bad.inARow++ === 0) bad.first = line.slice(0, 80);
-    if (++bad.total <= BAD_FRAMES_SHOWN) {
-      out.note(`[client] bad frame from mm: ${line.slice(0, 80)}`);
-      send(reply);
+  #badLine(line: string, reply: object): void {
+    const bad = this.#bad;
+    if (bad.inARow === 0) bad.first = line.slice(0, 80);
+    bad.inARow++;
+    bad.total++;
+    if (bad.total <= BAD_FRAMES_SHOWN) {
+      this.#run.out.note(`[client] bad frame from mm: ${line.slice(0, 80)}`);
+      this.#send(reply);
     }
     if (bad.inARow < BAD_FRAMES_IN_A_ROW) return;
     const many = `${bad.inARow} bad lines; first: ${bad.first}`;
     throw new ClientError(`mm is not speaking JSON-RPC on stdout (${many})`);
-  };
-  const reading = (async () => {
-    const reader = new LineReader();
-    for await (const chunk of child.stdout) {
-      for (const line of reader.push(chunk)) receive(line);
-      if (unwritten > MAX_UNWRITTEN) await writing;
-    }
-    const last = reader.flush();
-    if (last !== undefined) receive(last);
-  })().catch((error) => {
-    const message = error instanceof LineTooLongError
-      ? `mm sent ${error.message}; connection dropped`
-      : `reading from mm: ${errorText(error)}`;
-    run.fail(error instanceof ClientError ? error : new ClientError(message));
-  });
+  }
 
-  return {
-    request(method: string, params: unknown): Promise<unknown> {
-      const [id, answer] = [nextId++, Promise.withResolvers<unknown>()];
-      pending.set(id, answer);
-      send({ jsonrpc: "2.0", id, method, params });
-      return answer.promise;
-    },
-    notify: (method: string, params: unknown) => send({ jsonrpc: "2.0", method, params }),
-    close: () => writing.then(() => writer.close()).catch(() => {}),
-    reading,
-    /** How long mm has been silent, sent nothing and been sent nothing; 0 while a tool runs. */
-    silentFor: () => running.size > 0 ? 0 : performance.now() - heard,
-    unlogged: () => Math.max(0, bad.total - BAD_FRAMES_SHOWN),
-  };
+  // Answering mm's requests.
+  /** Answers a request at once, or when its promise settles, unless mm cancels it first. */
+  #answer(id: string | number, method: string, params: unknown): void {
+    const controller = new AbortController();
+    const settle = (reply: object) => {
+      this.#run.out.record({ request: { method, params }, answer: reply });
+      this.#send({ jsonrpc: "2.0", id, ...reply });
+    };
+    let result;
+    try {
+      result = answerRequest(this.#run, method, params, controller.signal);
+    } catch (error) {
+      return settle(errorReply(error));
+    }
+    if (!(result instanceof Promise)) return settle({ result });
+    // Running: `$/cancel_request` aborts it, answered `-32800` at once; the tool's late end is not.
+    const finish = (reply: object) => {
+      if (this.#running.get(id) !== controller) return; // answered already
+      this.#running.delete(id);
+      settle(reply);
+    };
+    this.#running.set(id, controller);
+    controller.signal.addEventListener("abort", () => finish(CANCELLED));
+    result.then((value) => finish({ result: value }), (error) => finish(errorReply(error)));
+  }
 }
-type Connection = ReturnType<typeof connect>;
+/** The JSON-RPC error an answer that failed is sent as: its own, or `-32603`. */
+function errorReply(error: unknown): { error: { code: number; message: string } } {
+  if (error instanceof RpcError) return { error: { code: error.code, message: error.message } };
+  return { error: { code: -32603, message: `Internal error: ${errorText(error)}` } };
+}
 
 // ─── 7. The command line and the agent file ──────────────────────────────────
 /** The default question. */
@@ -1124,7 +1478,8 @@ export const DEFAULT_QUESTION =
 /** The usage text of `--help`. */
 export const USAGE = `usage: client.ts [options] [question | -]
 
-Lends mini-me (mm -acp) one tool, host_info, asks it a question ("-": read from stdin).
+Lends mini-me (mm -acp) the client's tools (${TOOL_NAMES}), asks it a question
+("-": read the question from stdin).
 
 options:
   --request          discovery mode "request" (default agent file: agent-request.yaml)
@@ -1172,48 +1527,95 @@ export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>[
  */
 export function parseCommandLine(argv: readonly string[]): Options {
   const args = argv[0] === "--" ? argv.slice(1) : [...argv];
-  const usage = (message: string) => new ClientError(message, 2, true);
   // Read loosely, then checked token by token: a value that starts with `-` (`--timeout -1`) is
   // a value, and each mistake is named precisely.
-  const read = parseArgs({
-    args,
-    options: OPTIONS,
-    allowPositionals: true,
-    strict: false,
-    tokens: true,
-  });
+  const options = OPTIONS;
+  const read = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
   for (const token of read.tokens) {
     if (token.kind !== "option") continue;
-    const { name, rawName, value } = token;
-    const type = Object.hasOwn(OPTIONS, name) && OPTIONS[name as keyof typeof OPTIONS].type;
-    if (!type) throw usage(`unknown option ${rawName}`);
-    if (type === "boolean" && value !== undefined) throw usage(`${rawName} takes no value`);
-    const missing = value === undefined || (!token.inlineValue && /^-(?![\d.])./.test(value));
-    if (type === "string" && missing) throw usage(`${rawName} needs a value`);
+    const problem = optionProblem(token.name, token.rawName, token.value, token.inlineValue);
+    if (problem) throw usageError(problem);
   }
   const values = read.values as Omit<Options, "question" | "seconds">; // as checked above
-  const seconds = (name: string, text: string) => {
-    if (/^(\d+\.?\d*|\.\d+)$/.test(text) && Number(text) > 0) return Number(text);
-    throw usage(`--${name} takes a number of seconds above 0, got ${JSON.stringify(text)}`);
-  };
-  const turn = values["turn-timeout"];
-  const turnSeconds = turn === undefined ? undefined : seconds("turn-timeout", turn);
-  const { json, quiet, resume, sessions, interactive } = values;
-  if (json && quiet) throw usage("--json and --quiet both say what stdout is: pick one");
-  if (values.continue && resume !== undefined) {
-    throw usage("--continue and --resume both name the session: pick one");
-  }
   const words = read.positionals.join(" ").trim();
+  const problem = combinationProblem(values, words);
+  if (problem) throw usageError(problem);
+  const question = words || (values.interactive ? undefined : DEFAULT_QUESTION);
+  const turn = values["turn-timeout"];
+  const turnSeconds = turn === undefined ? undefined : secondsOf("turn-timeout", turn);
+  return { ...values, question, seconds: secondsOf("timeout", values.timeout), turnSeconds };
+}
+/** A usage error: its message, then the usage; exit 2. */
+function usageError(message: string): ClientError {
+  return new ClientError(message, 2, true);
+}
+/** What is wrong with one option as typed: unknown (maybe a typo of one), a value given or not. */
+function optionProblem(name: string, rawName: string, value?: string, inline?: boolean) {
+  const known = Object.hasOwn(OPTIONS, name);
+  if (!known) {
+    const meant = nearestOption(rawName);
+    return `unknown option ${rawName}${meant ? `; did you mean ${meant}?` : ""}`;
+  }
+  const { type } = OPTIONS[name as keyof typeof OPTIONS];
+  if (type === "boolean" && value !== undefined) return `${rawName} takes no value`;
+  // `--timeout -1` has a value, `--agent --trace` has none.
+  const missing = value === undefined || (!inline && /^-(?![\d.])./.test(value));
+  if (type === "string" && missing) return `${rawName} needs a value`;
+  return undefined;
+}
+/** Options that cannot go together, or values that cannot be. */
+function combinationProblem(values: Omit<Options, "question" | "seconds">, words: string) {
+  const { json, quiet, resume, sessions, interactive } = values;
+  if (json && quiet) return "--json and --quiet both say what stdout is: pick one";
+  if (values.continue && resume !== undefined) {
+    return "--continue and --resume both name the session: pick one";
+  }
   if (sessions && (words || resume || values.continue || interactive)) {
-    throw usage("--sessions lists the sessions and exits: it takes no question or session to open");
+    return "--sessions lists the sessions and exits: it takes no question or session to open";
   }
-  if (values.mm === "") throw usage('--mm needs a path, got ""');
-  if (resume === "") throw usage('--resume needs a session id, got ""');
-  const question = words || (interactive ? undefined : DEFAULT_QUESTION);
-  if (question === "-" && interactive) {
-    throw usage("- reads the question from stdin, which --interactive reads too");
+  if (values.mm === "") return '--mm needs a path, got ""';
+  if (resume === "") return '--resume needs a session id, got ""';
+  if (words === "-" && interactive) {
+    return "- reads the question from stdin, which --interactive reads too";
   }
-  return { ...values, question, seconds: seconds("timeout", values.timeout), turnSeconds };
+  return undefined;
+}
+/** A number of seconds above 0, decimal (`1.5`; not `0x10`, not `-1`). */
+function secondsOf(name: string, text: string): number {
+  if (/^(\d+\.?\d*|\.\d+)$/.test(text) && Number(text) > 0) return Number(text);
+  throw usageError(`--${name} takes a number of seconds above 0, got ${JSON.stringify(text)}`);
+}
+/** The option a mistyped long one was meant to be, if one is near enough: `--tiemout`. */
+function nearestOption(rawName: string): string | undefined {
+  if (!rawName.startsWith("--")) return undefined;
+  const typed = rawName.slice(2);
+  let nearest: string | undefined;
+  let fewest = Math.min(2, Math.ceil(typed.length / 2) - 1); // more edits than that: not a typo
+  for (const name of Object.keys(OPTIONS)) {
+    const edits = editDistance(typed, name);
+    if (edits > fewest) continue;
+    nearest = `--${name}`;
+    fewest = edits;
+  }
+  return nearest;
+}
+/**
+ * How many edits turn `a` into `b`: a character inserted, deleted, replaced, or two neighbours
+ * swapped (`tiemout` → `timeout` is one).
+ */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const replace = rows[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
+      let edits = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, replace);
+      const swapped = i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1];
+      if (swapped) edits = Math.min(edits, rows[i - 2][j - 2] + 1);
+      rows[i][j] = edits;
+    }
+  }
+  return rows[a.length][b.length];
 }
 
 /**
@@ -1252,11 +1654,11 @@ export type AgentConfig = { enabled: boolean; discovery: string };
 /** Warnings for an agent file that contradicts the run; the client goes on, to show mm's way. */
 export function agentFileWarnings(file: string, config: AgentConfig, request: boolean): string[] {
   const sets = `warning: ${file} sets acp.clientTools`;
-  if (!config.enabled) return [`${sets}.enabled: false; mm will ignore host_info`];
+  if (!config.enabled) return [`${sets}.enabled: false; mm will ignore ${TOOL_NAMES}`];
   const announced = request ? "request" : "meta";
   if (config.discovery === announced || !["meta", "request"].includes(config.discovery)) return [];
   const then = request
-    ? "mm will not see host_info"
+    ? `mm will not see ${TOOL_NAMES}`
     : "mm will ask for the list, and the client answers it";
   return [`${sets}.discovery: ${config.discovery}, but the client announces ${announced}; ${then}`];
 }
@@ -1293,7 +1695,10 @@ function attempt<T, U>(run: () => T, otherwise: U): T | U {
 /** A function that reads a value the first time it is called, and then remembers it. */
 function once<T>(read: () => T): () => T {
   let value: { read: T } | undefined;
-  return () => (value ??= { read: read() }).read;
+  return () => {
+    value ??= { read: read() };
+    return value.read;
+  };
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -171,13 +171,19 @@ export async function doneWithoutPrompt(
   }
   return await terminal.done();
 }
-/** One thing a terminal obeys or shows: an erase in line, another sequence, a character. */
-const TERMINAL_TOKEN = new RegExp(`${ESC}\\[([012]?)K|${ESC}\\[[0-9;?]*[A-Za-z]|[^]`, "gu");
+/**
+ * One thing a terminal obeys or shows: an erase in line, an erase to the end of the screen,
+ * another sequence, a character.
+ */
+const TERMINAL_TOKEN = new RegExp(
+  `${ESC}\\[([012]?)K|${ESC}\\[(0?)J|${ESC}\\[[0-9;?]*[A-Za-z]|[^]`,
+  "gu",
+);
 
 /**
  * What a terminal `width` columns wide shows once its control sequences are obeyed, row by row: a
- * line longer than the width wraps to the next row, and `\r` and erase-in-line act on the row the
- * cursor is on, as a terminal does.
+ * line longer than the width wraps to the next row, and `\r`, erase-in-line and erase-below act
+ * on the row the cursor is on, as a terminal does.
  */
 export function visibleLines(screen: string, width = Infinity): string[] {
   const rows: string[][] = [[]];
@@ -186,11 +192,14 @@ export function visibleLines(screen: string, width = Infinity): string[] {
     [row, column] = [row + 1, 0];
     rows[row] ??= [];
   };
-  for (const [token, erase] of screen.matchAll(TERMINAL_TOKEN)) { // colours are skipped too
+  for (const [token, erase, below] of screen.matchAll(TERMINAL_TOKEN)) { // colours are skipped
     const line = rows[row];
     if (token === "\n") nextRow();
     else if (token === "\r") column = 0;
-    else if (erase !== undefined) {
+    else if (below !== undefined) {
+      line.length = Math.min(line.length, column);
+      rows.length = row + 1;
+    } else if (erase !== undefined) {
       if (erase === "" || erase === "0") line.length = Math.min(line.length, column);
       else if (erase === "1") line.fill(" ", 0, column + 1);
       else rows[row] = Array(column).fill(" ");

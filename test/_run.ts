@@ -8,14 +8,25 @@
  * @module
  */
 
-import { hostInfo } from "../client.ts";
+import { hostInfo, TOOL_DESCRIPTIONS, TOOLS } from "../client.ts";
+import { validateToolList } from "./mm_sim.ts";
 import { checkSentFrames } from "./_schema.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
 
-/** The project folder. */
 /** What `host_info os` answers on this machine (read once: it does not change during a run). */
 export const OS_TEXT = hostInfo("os").content[0].text;
 
+/**
+ * The names mm's log gives the client's tools (`client_host_info`, and those a copier added), in
+ * its order: what follows `[acp] client tools (meta): `.
+ */
+export const MODEL_NAMES = validateToolList([...TOOL_DESCRIPTIONS]).tools
+  .map((tool) => tool.modelName).join(", ");
+
+/** The names of the client's tools, as its warnings and `--help` give them: `host_info`, … */
+export const TOOL_NAMES = TOOLS.map((tool) => tool.name).join(", ");
+
+/** The project folder. */
 export const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
 /** The `start` task's Deno permission flags, read from deno.json. */

@@ -13,12 +13,14 @@ import {
   type ClientRun,
   discovery,
   MM_SIM,
+  MODEL_NAMES,
   OS_TEXT,
   PATH_WITHOUT_MM,
   permissionsWith,
   ROOT,
   runClient,
   tempFile,
+  TOOL_NAMES,
 } from "./_run.ts";
 import { scratchDir } from "./_scratch.ts";
 
@@ -151,14 +153,14 @@ Deno.test("agent file: one that contradicts the run is warned about, either way"
   assert.deepEqual(
     agentFileWarnings("agent.yaml", { enabled: true, discovery: "meta" }, true),
     [
-      "warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see host_info",
+      `warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see ${TOOL_NAMES}`,
     ],
   );
   assert.deepEqual(agentFileWarnings("r.yaml", { enabled: true, discovery: "request" }, false), [
     "warning: r.yaml sets acp.clientTools.discovery: request, but the client announces meta; mm will ask for the list, and the client answers it",
   ]);
   assert.deepEqual(agentFileWarnings("x.yaml", { enabled: false, discovery: "meta" }, false), [
-    "warning: x.yaml sets acp.clientTools.enabled: false; mm will ignore host_info",
+    `warning: x.yaml sets acp.clientTools.enabled: false; mm will ignore ${TOOL_NAMES}`,
   ]);
 });
 
@@ -336,7 +338,7 @@ Deno.test("agent file: crossed modes: the client announces true to a meta agent,
   const run = await runClient({ args: ["--request", "--agent", "agent.yaml"] });
   assert.equal(run.code, 0, run.stderr);
   assertInOrder(run.log, [
-    "[client] warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see host_info",
+    `[client] warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see ${TOOL_NAMES}`,
     '[acp] client tools: "org.mini-me/tools" is not a list of tools; a client that answers _org.mini-me/tools/list needs acp.clientTools.discovery: request',
   ]);
   assert.ok(!run.log.some((l) => l.startsWith("[client] host_info")));
@@ -350,7 +352,7 @@ Deno.test("agent file: crossed modes: a meta client with a request agent is warn
   assertInOrder(run.log, [
     "[client] warning: agent-request.yaml sets acp.clientTools.discovery: request, but the client announces meta; mm will ask for the list, and the client answers it",
     `[client] list requested for session ${session}`,
-    `[acp] session ${session} client tools (request): client_host_info`,
+    `[acp] session ${session} client tools (request): ${MODEL_NAMES}`,
   ]);
   assertInOrder(run.out, [`│ ${OS_TEXT}`, "[end_turn]"]);
 });
@@ -359,9 +361,12 @@ Deno.test("agent file: with client tools disabled the client warns and mm ignore
   const agent = agentFileWith({ "enabled: true": "enabled: false" });
   const run = await runClient({ args: ["--agent", agent], readAlso: [agent] });
   assert.equal(run.code, 0, run.stderr);
-  assert.match(
+  assert.ok(
+    run.log[0].startsWith("[client] warning: ") &&
+      run.log[0].endsWith(
+        `agent.yaml sets acp.clientTools.enabled: false; mm will ignore ${TOOL_NAMES}`,
+      ),
     run.log[0],
-    /^\[client\] warning: .*agent\.yaml sets acp\.clientTools\.enabled: false; mm will ignore host_info$/,
   );
   assert.ok(!run.log.some((l) => l.startsWith("[acp] client tools")));
   assertInOrder(run.out, [/^I cannot see your machine/, "[end_turn]"]);

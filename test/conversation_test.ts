@@ -24,6 +24,7 @@ import {
   runShell,
   sentWith,
   startClient,
+  TOOL_NAMES,
   traced,
   turnsOf,
 } from "./_run.ts";
@@ -204,7 +205,7 @@ Deno.test("-q: warnings stay on stderr", async () => {
   assert.equal(run.code, 0, run.stderr);
   assert.ok(
     run.log.includes(
-      "[client] warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see host_info",
+      `[client] warning: agent.yaml sets acp.clientTools.discovery: meta, but the client announces request; mm will not see ${TOOL_NAMES}`,
     ),
     run.stderr,
   );

@@ -255,7 +255,7 @@ Deno.test("rendering: under a stepwise model a failed call's failure and text fo
   assert.ok(at > 0, run.stdout);
   assert.equal(
     run.out[at + 1],
-    '│ [client tool error: unknown topic "disk"; use one of: os, cpu, memory, uptime]',
+    '│ [client tool error: host_info: "topic" must be one of os, cpu, memory, uptime, not "disk"]',
   );
   assert.equal(run.out[at - 1], "🛠️ client: host_info");
 });
@@ -430,8 +430,8 @@ Deno.test({
     // Drop what the client itself may write (colours, its progress line and
     // erasing it) and the terminal's own line ends: nothing else may obey.
     const rest = screen.replace(/\x1b\[[0-9;]*m/g, "")
-      .replace(/(\r*\x1b\[K)?[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for [^\r\n\x1b]* \d+ s\r*/g, "")
-      .replace(/\r*\x1b\[K/g, "")
+      .replace(/(\r*\x1b\[J)?[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for [^\r\n\x1b]* \d+ s\r*/g, "")
+      .replace(/\r*\x1b\[J/g, "")
       .replaceAll("\r\n", "\n");
     for (const [name, c] of Object.entries({ ESC: "\x1b", CR: "\r", BEL: "\x07", BS: "\b" })) {
       assert.ok(!rest.includes(c), `a raw ${name} reached the terminal: ${JSON.stringify(screen)}`);

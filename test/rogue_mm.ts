@@ -683,6 +683,9 @@ const scenarios: Record<string, () => Promise<void>> = {
     await call(4, "_test/throws");
     await call(5, "_test/rejects");
     await collect(2);
+    // Arguments its schema refuses: the tool does not run.
+    await call(8, "_test/slow", { ms: "soon" });
+    await collect(1);
     // The permission policy follows the tools lent.
     await permission(6, "client: slow");
     await permission(7, "client: throws");

@@ -96,7 +96,7 @@ Deno.test({
     assert.equal(rows.filter((row) => SPINNER.test(row)).length, 1, JSON.stringify(rows));
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
-    const drawn = [...screen.matchAll(/\r\x1b\[K([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏][^\r\n]*)\r/g)].map((m) => m[1]);
+    const drawn = [...screen.matchAll(/\r\x1b\[J([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏][^\r\n]*)\r/g)].map((m) => m[1]);
     for (const line of drawn) {
       assert.ok([...line].length < 20, `a progress line of ${[...line].length} columns: ${line}`);
       assert.match(line, /^. waiting for.* … \d+ s$/);

@@ -8,14 +8,19 @@
 
 import assert from "node:assert/strict";
 import {
+  checkArguments,
+  checkTools,
   describeUptime,
   gib,
   hostInfo,
   initializeParams,
+  modelName,
   osName,
   readToolCall,
+  type Tool,
   TOOL_DESCRIPTIONS,
   TOOLS,
+  toolText,
 } from "../client.ts";
 import { validateToolList } from "./mm_sim.ts";
 import {
@@ -25,6 +30,7 @@ import {
   type ClientResult,
   clientWithTools,
   discovery,
+  MODEL_NAMES,
   OS_TEXT,
   RESULT_LINE,
   ROOT,
@@ -65,8 +71,11 @@ Deno.test("host_info: writes uptime in days, hours and minutes with the UTC star
   assert.equal(describeUptime(3600 * 2, now), "up 2 hours, 0 minutes (since 2026-11-30 10:13 UTC)");
 });
 
+/** host_info's entry in TOOLS (a copier may have added others after it). */
+const HOST_INFO = TOOLS.find((tool) => tool.name === "host_info")!;
+
 Deno.test("host_info: reports this machine's facts in the documented shapes", () => {
-  const text = (topic: string) => {
+  const text = (topic: "os" | "cpu" | "memory" | "uptime") => {
     const result = hostInfo(topic);
     assert.equal(result.isError, undefined, `${topic}: ${result.content[0].text}`);
     return result.content[0].text;
@@ -78,22 +87,30 @@ Deno.test("host_info: reports this machine's facts in the documented shapes", ()
   assert.match(text("uptime"), /^up .*minutes? \(since \d{4}-\d\d-\d\d \d\d:\d\d UTC\)$/);
 });
 
-Deno.test("host_info: an unknown topic is an error result", () => {
-  assert.deepEqual(hostInfo("disk"), {
-    content: [{ type: "text", text: 'unknown topic "disk"; use one of: os, cpu, memory, uptime' }],
-    isError: true,
-  });
+Deno.test("host_info: its schema refuses an unknown topic, naming the choices", () => {
+  assert.equal(
+    checkArguments(HOST_INFO, { topic: "disk" }),
+    'host_info: "topic" must be one of os, cpu, memory, uptime, not "disk"',
+  );
+  assert.equal(
+    checkArguments(HOST_INFO, { topic: "OS" }),
+    'host_info: "topic" must be one of os, cpu, memory, uptime, not "OS"',
+  );
+  for (const topic of ["os", "cpu", "memory", "uptime"]) {
+    assert.equal(checkArguments(HOST_INFO, { topic }), undefined, topic);
+  }
 });
 
-Deno.test("host_info: a missing or non-string topic is an error result", () => {
-  for (const topic of [undefined, null, 42, ["os"], { topic: "os" }]) {
-    assert.deepEqual(hostInfo(topic), {
-      content: [{
-        type: "text",
-        text: 'missing parameter "topic"; use one of: os, cpu, memory, uptime',
-      }],
-      isError: true,
-    });
+Deno.test("host_info: its schema refuses a missing or non-string topic", () => {
+  assert.equal(
+    checkArguments(HOST_INFO, {}),
+    'host_info: missing parameter "topic" (one of os, cpu, memory, uptime)',
+  );
+  for (const [topic, shown] of [[42, "42"], [null, "null"], [["os"], '["os"]'], [{}, "{}"]]) {
+    assert.equal(
+      checkArguments(HOST_INFO, { topic }),
+      `host_info: "topic" must be a string, not ${shown}`,
+    );
   }
 });
 
@@ -145,15 +162,183 @@ Deno.test("tools: a call's arguments are the params without _meta, its session f
   assert.deepEqual(readToolCall([1]), { args: [1], sessionId: "?" });
 });
 
-Deno.test("tools: host_info's description passes every rule of mini-me's list validation", () => {
+/** A well-formed tool for the registry's checks, changed in one field at a time. */
+const CLOCK: Tool = {
+  name: "clock",
+  description: "The time.",
+  method: "_demo.minime/clock",
+  inputSchema: { type: "object", properties: {} },
+  call: () => toolText("noon"),
+};
+/** What checkTools() says of host_info's entry followed by `entry`. */
+const secondEntry = (entry: Record<string, unknown>) =>
+  checkTools([HOST_INFO, { ...CLOCK, ...entry } as Tool]);
+
+Deno.test("tools: the registry takes well-formed entries, the client's own TOOLS first", () => {
+  assert.equal(checkTools(TOOLS), undefined);
+  assert.equal(checkTools([HOST_INFO, CLOCK]), undefined);
+  assert.equal(secondEntry({ inputSchema: undefined }), undefined, "no schema: no parameter");
+});
+
+Deno.test("tools: the registry refuses an entry without a name, naming its place", () => {
+  assert.equal(secondEntry({ name: "" }), 'TOOLS entry 1 (""): no name');
+  assert.equal(secondEntry({ name: undefined }), 'TOOLS entry 1 (""): no name');
+  assert.equal(
+    checkTools([{ ...CLOCK, name: "" }, HOST_INFO]),
+    'TOOLS entry 0 (""): no name',
+  );
+});
+
+Deno.test("tools: the registry refuses a method that is not an ACP extension method", () => {
+  assert.equal(
+    secondEntry({ method: "demo.minime/clock" }),
+    'TOOLS entry 1 ("clock"): method "demo.minime/clock" must start with "_" (an ACP extension method)',
+  );
+  assert.equal(
+    secondEntry({ method: undefined }),
+    'TOOLS entry 1 ("clock"): method "" must start with "_" (an ACP extension method)',
+  );
+});
+
+Deno.test("tools: the registry refuses an inputSchema that does not describe an object", () => {
+  assert.equal(
+    secondEntry({ inputSchema: { type: "string" } }),
+    'TOOLS entry 1 ("clock"): inputSchema.type must be "object", got "string"',
+  );
+  assert.equal(
+    secondEntry({ inputSchema: "object" }),
+    'TOOLS entry 1 ("clock"): inputSchema must be an object',
+  );
+  assert.equal(secondEntry({ inputSchema: { properties: {} } }), undefined, "type may be absent");
+});
+
+Deno.test("tools: the registry refuses an entry whose call is not a function", () => {
+  assert.equal(
+    secondEntry({ call: "clock" }),
+    'TOOLS entry 1 ("clock"): call must be a function that answers the tool',
+  );
+});
+
+Deno.test("tools: the registry refuses two entries the model would see under one name", () => {
+  assert.equal(modelName("open buffers"), "client_open_buffers");
+  assert.equal(modelName("__host--info__"), "client_host_info");
+  assert.equal(
+    secondEntry({ name: "host-info" }),
+    'TOOLS entry 1 ("host-info"): duplicate tool name "client_host_info": entry 0 (host_info) has it',
+  );
+  assert.equal(
+    secondEntry({ name: "host info!" }),
+    'TOOLS entry 1 ("host info!"): duplicate tool name "client_host_info": entry 0 (host_info) has it',
+  );
+});
+
+Deno.test("tools: the registry refuses two entries with one method, as calls are dispatched by it", () => {
+  assert.equal(
+    secondEntry({ method: HOST_INFO.method }),
+    `TOOLS entry 1 ("clock"): method "${HOST_INFO.method}" is entry 0's (host_info) too; calls are dispatched by it`,
+  );
+});
+
+Deno.test("tools: a broken TOOLS entry ends the run with one error line, exit 2, before mm starts", async () => {
+  // The copy-paste slip: host_info's entry copied, its name and call changed, its method kept.
+  const slip = `  {
+    name: "disk",
+    description: "Free space on the disk.",
+    method: "_demo.minime/host_info",
+    inputSchema: { type: "object", properties: {} },
+    call: () => toolText("plenty"),
+  },
+`;
+  const run = await runClient({ client: clientWithTools(slip), args: ["How much memory?"] });
+  assert.equal(run.code, 2, run.stderr);
+  assert.equal(
+    run.stderr,
+    'error: TOOLS entry 1 ("disk"): method "_demo.minime/host_info" is entry 0\'s (host_info) too; calls are dispatched by it\n',
+  );
+  assert.equal(run.stdout, "");
+  assert.equal(Deno.readTextFileSync(run.pidFile), "", "mm was never started");
+});
+
+/** A tool whose schema has a property of each primitive type, and one enum. */
+const TYPED = {
+  name: "typed",
+  inputSchema: {
+    type: "object" as const,
+    properties: {
+      text: { type: "string" },
+      count: { type: "integer" },
+      ratio: { type: "number" },
+      flag: { type: "boolean" },
+      items: { type: "array" },
+      options: { type: "object" },
+      nothing: { type: "null" },
+      maybe: { type: ["string", "null"] },
+      colour: { enum: ["red", 2, null] },
+      loose: { type: "date" },
+      free: { description: "no type" },
+    },
+    required: ["text", "count"],
+  },
+};
+
+Deno.test("tools: arguments are checked against the schema's required properties, types and enum", () => {
+  const base = { text: "a", count: 1 };
+  const check = (extra: Record<string, unknown>) => checkArguments(TYPED, { ...base, ...extra });
+  assert.equal(check({}), undefined);
+  assert.equal(checkArguments(TYPED, { count: 1 }), 'typed: missing parameter "text"');
+  assert.equal(checkArguments(TYPED, { text: "a" }), 'typed: missing parameter "count"');
+  assert.equal(check({ text: 1 }), 'typed: "text" must be a string, not 1');
+  assert.equal(check({ count: 1.5 }), 'typed: "count" must be an integer, not 1.5');
+  assert.equal(check({ count: "1" }), 'typed: "count" must be an integer, not "1"');
+  assert.equal(check({ ratio: 0.5 }), undefined);
+  assert.equal(check({ ratio: "0.5" }), 'typed: "ratio" must be a number, not "0.5"');
+  assert.equal(check({ flag: "yes" }), 'typed: "flag" must be a boolean, not "yes"');
+  assert.equal(check({ items: {} }), 'typed: "items" must be an array, not {}');
+  assert.equal(check({ options: [] }), 'typed: "options" must be an object, not []');
+  assert.equal(check({ options: null }), 'typed: "options" must be an object, not null');
+  assert.equal(check({ nothing: 0 }), 'typed: "nothing" must be null, not 0');
+  assert.equal(check({ maybe: null }), undefined);
+  assert.equal(check({ maybe: 3 }), 'typed: "maybe" must be a string or null, not 3');
+  assert.equal(check({ colour: 2 }), undefined);
+  assert.equal(check({ colour: null }), undefined);
+  assert.equal(check({ colour: "2" }), 'typed: "colour" must be one of red, 2, , not "2"');
+  const long = "x".repeat(60);
+  assert.equal(check({ text: [long] }), `typed: "text" must be a string, not ["${"x".repeat(37)}…`);
+});
+
+Deno.test("tools: a type the check does not know, an untyped property and an unknown one are the tool's to judge", () => {
+  const base = { text: "a", count: 1 };
+  assert.equal(checkArguments(TYPED, { ...base, loose: 5 }), undefined);
+  assert.equal(checkArguments(TYPED, { ...base, free: { any: "thing" } }), undefined);
+  assert.equal(checkArguments(TYPED, { ...base, extra: true }), undefined);
+  assert.equal(
+    checkArguments({ name: "bare", inputSchema: { type: "object" } }, { a: 1 }),
+    undefined,
+  );
+});
+
+Deno.test("tools: every description in TOOLS passes mini-me's list validation, host_info's as fixed", () => {
   const { tools, skipped } = validateToolList([...TOOL_DESCRIPTIONS]);
   assert.deepEqual(skipped, []);
-  assert.equal(tools[0].modelName, "client_host_info");
-  const [hostInfoTool] = TOOL_DESCRIPTIONS;
+  assert.equal(tools.length, TOOLS.length);
+  assert.ok(tools.some((tool) => tool.modelName === "client_host_info"));
+  const hostInfoTool = TOOL_DESCRIPTIONS.find((tool) => tool.name === "host_info")!;
+  assert.equal(hostInfoTool.method, "_demo.minime/host_info");
+  assert.deepEqual(hostInfoTool.inputSchema, {
+    type: "object",
+    properties: {
+      topic: {
+        type: "string",
+        enum: ["os", "cpu", "memory", "uptime"],
+        description: "Which fact to report.",
+      },
+    },
+    required: ["topic"],
+  });
   assert.ok(hostInfoTool.method.startsWith("_"));
   assert.equal(hostInfoTool.inputSchema.type, "object");
   assert.deepEqual(Object.keys(hostInfoTool), ["name", "description", "method", "inputSchema"]);
-  assert.deepEqual(TOOLS.map((t) => t.name), ["host_info"]);
+  assert.equal(hostInfoTool.name, "host_info");
 });
 
 Deno.test("tools: every entry of TOOLS is offered as its description alone, the function left out", () => {
@@ -178,13 +363,13 @@ Deno.test("tools: initialize offers the list in meta mode, true in request mode,
   });
 });
 
-Deno.test("tools: meta discovery: mm sees client_host_info and the model's two calls are answered", async () => {
+Deno.test("tools: meta discovery: mm sees the client's tools and the model's two host_info calls are answered", async () => {
   const run = await runClient();
   assert.equal(run.code, 0, run.stderr);
   const { session } = discovery(run.log);
   assert.match(session, /^\d{8}-\d{6}-[0-9a-f]{8}$/);
   assertInOrder(run.log, [
-    "[acp] client tools (meta): client_host_info",
+    `[acp] client tools (meta): ${MODEL_NAMES}`,
     `[client] discovery: meta, session ${session}`,
     `[client] host_info {"topic":"os"} (session ${session})`,
     `[client] host_info {"topic":"memory"} (session ${session})`,
@@ -211,7 +396,7 @@ Deno.test("tools: request discovery: the list is answered while session/new is s
   const { session } = discovery(run.log);
   assertInOrder(run.log, [
     `[client] list requested for session ${session}`,
-    `[acp] session ${session} client tools (request): client_host_info`,
+    `[acp] session ${session} client tools (request): ${MODEL_NAMES}`,
     `[client] discovery: request, session ${session}`,
     `[client] host_info {"topic":"cpu"} (session ${session})`,
     `[client] host_info {"topic":"uptime"} (session ${session})`,
@@ -250,13 +435,13 @@ Deno.test("tools: request discovery under a stepwise model: the list is answered
 
 // ─── host_info, end to end ───────────────────────────────────────────────────
 
-Deno.test("host_info: an unknown topic reaches the model as an error result", async () => {
+Deno.test("host_info: an unknown topic reaches the model as an error result from its schema", async () => {
   const run = await runClient({ args: ["How big is my disk?"] });
   assert.equal(run.code, 0, run.stderr);
   assertInOrder(run.out, [
     "🛠️ client: host_info",
     "✖ client: host_info failed",
-    TOOL_ERROR('unknown topic "disk"; use one of: os, cpu, memory, uptime'),
+    TOOL_ERROR('host_info: "topic" must be one of os, cpu, memory, uptime, not "disk"'),
     "[end_turn]",
   ]);
   assert.ok(run.stderr.includes('"isError":true'));
@@ -275,11 +460,13 @@ Deno.test("host_info: a call without a topic is stopped by mm's required-paramet
 Deno.test("host_info: bad calls get an error result or the right log line, never a JSON-RPC error", async () => {
   const run = await runRogue("bad-calls");
   assert.equal(run.code, 0, run.stderr);
-  const missing =
-    '{"content":[{"type":"text","text":"missing parameter \\"topic\\"; use one of: os, cpu, memory, uptime"}],"isError":true}';
+  const refused = (text: string) =>
+    `"result":${JSON.stringify({ content: [{ type: "text", text }], isError: true })}}`;
+  const missing = refused('host_info: missing parameter "topic" (one of os, cpu, memory, uptime)');
   const lines = seen(run.log);
   assert.equal(lines.length, 8);
-  for (const i of [0, 1, 2, 3, 7]) assert.ok(lines[i].endsWith(`"result":${missing}}`), lines[i]);
+  for (const i of [0, 1, 2, 7]) assert.ok(lines[i].endsWith(missing), lines[i]);
+  assert.ok(lines[3].endsWith(refused('host_info: "topic" must be a string, not 42')), lines[3]);
   assert.match(lines[4], /"result":\{"content":\[\{"type":"text","text":"Linux|macOS|Windows/);
   assert.match(lines[5], / GiB free of /);
   assert.match(lines[6], / × /);
@@ -400,6 +587,16 @@ Deno.test("tools: a tool that throws or rejects is an error result naming it, lo
   assert.ok(run.log.includes("[client] rejects failed: later boom"), run.stderr);
   assert.ok(got.every((a) => a.error === undefined || Number.isInteger(a.error.code)));
   assert.equal(run.out.at(-1), "[end_turn]");
+});
+
+Deno.test("tools: a lent tool's arguments that its schema refuses are an error result, and the tool does not run", async () => {
+  const { run, answers: got } = await lentToolsRun();
+  assert.deepEqual(got.find((a) => a.id === 8)?.result, {
+    content: [{ type: "text", text: 'slow: "ms" must be a number, not "soon"' }],
+    isError: true,
+  });
+  assert.ok(run.log.includes('[client] slow {"ms":"soon"} (session 20261130-120000-0badc0de)'));
+  assert.ok(!run.stderr.includes("slow failed"), "a refused call is not the tool's failure");
 });
 
 Deno.test("tools: the permission policy follows TOOLS: a lent tool is allowed, in the copy only", async () => {

@@ -2,19 +2,21 @@
  * The reference the benchmark measures `client.ts` against: the same job —
  * start mm, offer host_info, ask, answer mm's calls and permissions, show the
  * answer — written the way the official SDK's client-side API suggests.
- * The tool itself (`hostInfo`, the description) is shared with `client.ts`,
- * so only the protocol machinery differs.
+ * The tool itself (host_info's entry in `TOOLS`, the check of its arguments)
+ * is shared with `client.ts`, so only the protocol machinery differs.
  *
  * @module
  */
 
 import * as acp from "@agentclientprotocol/sdk";
 import {
-  hostInfo,
+  checkArguments,
   initializeParams,
   isOfferedToolTitle,
   readToolCall,
   TOOL_DESCRIPTIONS,
+  TOOLS,
+  toolText,
 } from "../../client.ts";
 import { startAgent } from "./_agent.ts";
 
@@ -25,12 +27,16 @@ const encoder = new TextEncoder();
 const write = (text: string) => Deno.stdout.writeSync(encoder.encode(text));
 const log = (text: string) => Deno.stderr.writeSync(encoder.encode(`[client] ${text}\n`));
 const anything = (params: unknown) => params;
+const [hostInfo] = TOOLS;
 
 const app = acp.client({ name: "sdk-reference" })
   .onRequest("_demo.minime/host_info", anything, ({ params }) => {
     const { args, sessionId } = readToolCall(params);
     log(`host_info ${JSON.stringify(args)} (session ${sessionId})`);
-    return hostInfo((args as Record<string, unknown>)?.topic);
+    const given = args as Record<string, unknown>;
+    const mismatch = checkArguments(hostInfo, given);
+    if (mismatch) return toolText(mismatch, true);
+    return hostInfo.call(given, new AbortController().signal);
   })
   .onRequest("_org.mini-me/tools/list", anything, ({ params }) => {
     log(`list requested for session ${(params as Record<string, unknown>)?.sessionId}`);
