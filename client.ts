@@ -1,20 +1,19 @@
 #!/usr/bin/env -S deno run --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 /**
- * An ACP client that lends mini-me (`mm -acp`) tools of its own — `host_info` to begin with — asks
- * it a question and shows the conversation. mm speaks the Agent Client Protocol: JSON-RPC 2.0, one
- * JSON object per line on stdin and stdout. A client offers tools through ACP extensibility
- * (mini-me's acp-client-tools.md, "Découverte"): their descriptions go in the `_meta` of
- * `initialize` (`meta` discovery), or in the answer to `_org.mini-me/tools/list` (`request`
- * discovery). mm's model calls each as `client_<name>`, and mm forwards the call to the client as a
- * request for the tool's `method`.
+ * An ACP client that lends mini-me (`mm -acp`) tools of its own — `host_info` to begin with —,
+ * asks it a question and shows the conversation. mm speaks the Agent Client Protocol: JSON-RPC 2.0,
+ * one JSON object per line on stdin and stdout. A client offers tools through ACP extensibility
+ * (mini-me's acp-client-tools.md, "Découverte"): in the `_meta` of `initialize` (`meta`
+ * discovery), or in its answer to `_org.mini-me/tools/list` (`request`). mm's model calls each as
+ * `client_<name>`, and mm forwards the call to the client as a request for the tool's `method`.
  *
- * To lend a tool of your own, add one entry to `TOOLS`: its description and the function that
- * answers its calls. The list mm sees, the check of the model's arguments, the dispatch of its
- * calls, the permission policy and the log line all follow from that entry.
+ * To lend a tool of your own, add one entry to `TOOLS`. The list mm sees, the check of the model's
+ * arguments, the dispatch of calls, the permission policy and the log line follow from it.
  *
  * The file reads in the order of a session: the tools (`TOOLS`, `answerRequest()`, `hostInfo()`),
  * the run as it happens (`main()`: start mm, `initialize`, the session, a turn, `showUpdate()`, the
- * end), then the plumbing: output, framing, the connection, the command line, the agent file.
+ * end), then the plumbing: output, framing, the connection, the command line, the checks of
+ * `TOOLS`.
  *
  * @module
  */
@@ -36,14 +35,11 @@ export interface Tool {
   description: string;
   /** The ACP extension method mm sends for a call: it starts with `_`. */
   method: string;
-  /**
-   * The JSON Schema of the arguments: an object. The client checks the model's arguments against
-   * it before `call` runs: `required`, each property's `type` and `enum`.
-   */
+  /** The JSON Schema of the arguments, an object: checked before `call` runs. */
   inputSchema: { type: "object"; [key: string]: unknown };
   /**
-   * Answers a call with the model's arguments, now or in a promise (the client goes on meanwhile);
-   * `signal` aborts when mm cancels the call. A throw or rejection is answered as an error result.
+   * Answers a call, now or in a promise (the client goes on meanwhile); `signal` aborts when mm
+   * cancels the call. A throw or a rejection is answered as an error result.
    */
   call(args: Record<string, unknown>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
 }
@@ -66,79 +62,18 @@ export const TOOLS: readonly Tool[] = [
       },
       required: ["topic"],
     },
-    // The schema has checked `topic` already: it is one of the enum's values.
-    call: ({ topic }) => hostInfo(topic as Topic),
+    call: ({ topic }) => hostInfo(topic as Topic), // the schema has checked it is one
   },
 ];
 /** The tools as mm reads them, in `initialize` or in the answer to the list request. */
 export const TOOL_DESCRIPTIONS: readonly Omit<Tool, "call">[] = TOOLS.map(({ call: _, ...d }) => d);
 const TOOL_BY_METHOD = new Map(TOOLS.map((tool) => [tool.method, tool]));
-/** The names of the tools, for the texts that speak of them: `host_info, clock`. */
+/** The tools' names, for the texts that speak of them: `host_info, clock`. */
 const TOOL_NAMES = TOOLS.map((tool) => tool.name).join(", ");
 /** A text result; with `isError`, the model reads it as `[client tool error: <text>]`. */
 export function toolText(text: string, isError = false): ToolResult {
   if (isError) return { content: [{ type: "text", text }], isError };
   return { content: [{ type: "text", text }] };
-}
-
-/**
- * What is wrong with `TOOLS`, if anything: mm's rules for a list (acp-client-tools.md, "Validation
- * d'une liste") — a name, a `method` that starts with `_`, an `inputSchema` of type `"object"`, no
- * two tools with one model-side name — and the client's own: a `call`, and no two tools with one
- * `method`, since calls are dispatched by it. mm would skip a broken entry in silence; the client
- * stops before mm starts. Entries are counted from 0, as `TOOLS[1]` counts them.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * const clock = { ...TOOLS[0], name: "clock", method: "demo/clock" };
- * assert.equal(
- *   checkTools([TOOLS[0], clock]),
- *   'TOOLS entry 1 ("clock"): method "demo/clock" must start with "_" (an ACP extension method)',
- * );
- * ```
- */
-export function checkTools(tools: readonly Tool[]): string | undefined {
-  for (const [index, tool] of tools.entries()) {
-    const problem = toolProblem(tool, tools.slice(0, index));
-    if (problem) return `TOOLS entry ${index} (${JSON.stringify(tool?.name ?? "")}): ${problem}`;
-  }
-  return undefined;
-}
-/** What is wrong with one entry of `TOOLS`, given the entries before it. */
-function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
-  if (!isObject(tool)) return "not a tool description (an object)";
-  if (typeof tool.name !== "string" || tool.name === "") return "no name";
-  const method = typeof tool.method === "string" ? tool.method : "";
-  if (!method.startsWith("_")) {
-    return `method ${JSON.stringify(method)} must start with "_" (an ACP extension method)`;
-  }
-  const schema: unknown = tool.inputSchema;
-  if (schema !== undefined && !isObject(schema)) return "inputSchema must be an object";
-  const type = field(schema, "type");
-  if (type !== undefined && type !== "object") {
-    return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
-  }
-  if (typeof tool.call !== "function") return "call must be a function that answers the tool";
-  const name = modelName(tool.name);
-  const sameName = before.findIndex((other) => modelName(other.name) === name);
-  if (sameName >= 0) {
-    return `duplicate tool name "${name}": entry ${sameName} (${before[sameName].name}) has it`;
-  }
-  const sameMethod = before.findIndex((other) => other.method === method);
-  if (sameMethod >= 0) {
-    const other = before[sameMethod].name;
-    return `method "${method}" is entry ${sameMethod}'s (${other}) too; calls are dispatched by it`;
-  }
-  return undefined;
-}
-/**
- * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
- * `[A-Za-z0-9]` becomes `_`, a run of `_` one `_`, leading and trailing `_` go: `client_open_buffers`.
- */
-export function modelName(name: string): string {
-  const word = name.replace(/[^A-Za-z0-9]/g, "_").replace(/_+/g, "_").replace(/^_|_$/g, "");
-  return `client_${word}`;
 }
 
 /** Answers a request from mm: its result, a promise of it, or a thrown {@linkcode RpcError}. */
@@ -153,9 +88,8 @@ function answerRequest(run: Run, method: string, params: unknown, signal: AbortS
   throw new RpcError(-32601, "Method not found"); // fs/*, terminal/*, unknown extensions: not lent
 }
 /**
- * One call: the `[client] <name> {args} (session …)` line, the arguments checked against the
- * tool's schema, then the tool. Its throw or rejection is its failure, not the client's: an error
- * result (MCP's way), a line on stderr; the turn goes on.
+ * One call: the `[client] <name> {args} (session …)` line, the arguments checked, then the tool.
+ * Its throw or rejection is its failure, not the client's: an error result, and a line on stderr.
  */
 function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   const { args, sessionId } = readToolCall(params);
@@ -177,8 +111,8 @@ function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   }
 }
 /**
- * What a tool call carries (acp-client-tools.md, "Requête"): the model's arguments at the top level
- * of `params`, the session in `params._meta["org.mini-me/sessionId"]` (`?` when absent).
+ * What a tool call carries (acp-client-tools.md, "Requête"): the model's arguments at the top of
+ * `params`, the session in `params._meta["org.mini-me/sessionId"]` (`?` when absent).
  */
 export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
   if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
@@ -187,84 +121,15 @@ export function readToolCall(params: unknown): { args: unknown; sessionId: strin
   return { args, sessionId: typeof sessionId === "string" ? sessionId : "?" };
 }
 
-/**
- * Checks the model's arguments against a tool's `inputSchema` before its `call` runs: each
- * `required` property present, each present property of its declared `type` and among its `enum`.
- * mm checks only `required`, and takes `enum` out of what the model sees (acp-client-tools.md, "Le
- * schéma tel que le voit le modèle"), so a model may send anything else. Returns the mismatch, in
- * words the model can act on, or `undefined`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * assert.equal(
- *   checkArguments(TOOLS[0], { topic: "disk" }),
- *   'host_info: "topic" must be one of os, cpu, memory, uptime, not "disk"',
- * );
- * assert.equal(checkArguments(TOOLS[0], { topic: "os" }), undefined);
- * ```
- */
-export function checkArguments(
-  tool: Pick<Tool, "name" | "inputSchema">,
-  args: Record<string, unknown>,
-): string | undefined {
-  const properties = field(tool.inputSchema, "properties");
-  for (const name of list(field(tool.inputSchema, "required"))) {
-    if (typeof name !== "string" || Object.hasOwn(args, name)) continue;
-    const choices = list(field(field(properties, name), "enum"));
-    const hint = choices.length > 0 ? ` (one of ${choices.join(", ")})` : "";
-    return `${tool.name}: missing parameter ${JSON.stringify(name)}${hint}`;
-  }
-  for (const [name, value] of Object.entries(args)) {
-    const problem = valueProblem(field(properties, name), value);
-    if (problem) return `${tool.name}: ${JSON.stringify(name)} must be ${problem}`;
-  }
-  return undefined;
-}
-/** What a JSON Schema of one property says against `value`: `a string, not 5`, or `undefined`. */
-function valueProblem(schema: unknown, value: unknown): string | undefined {
-  const declared = field(schema, "type");
-  const types = (Array.isArray(declared) ? declared : [declared]).map((type) => TYPES.get(type));
-  // A type this check does not know (or none) is not checked: the tool's own code decides.
-  const known = types.every((type) => type !== undefined);
-  if (known && !types.some((type) => type.test(value))) {
-    return `${types.map((type) => type.words).join(" or ")}, not ${preview(value)}`;
-  }
-  const choices = field(schema, "enum");
-  if (!Array.isArray(choices)) return undefined;
-  const text = JSON.stringify(value);
-  if (choices.some((choice) => JSON.stringify(choice) === text)) return undefined;
-  return `one of ${choices.join(", ")}, not ${preview(value)}`;
-}
-/** JSON Schema's primitive types: how an error names each, and how a value is checked. */
-const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolean }>([
-  ["string", { words: "a string", test: (value) => typeof value === "string" }],
-  ["number", { words: "a number", test: (value) => typeof value === "number" }],
-  ["integer", { words: "an integer", test: (value) => Number.isInteger(value) }],
-  ["boolean", { words: "a boolean", test: (value) => typeof value === "boolean" }],
-  ["array", { words: "an array", test: (value) => Array.isArray(value) }],
-  ["object", { words: "an object", test: (value) => isObject(value) }],
-  ["null", { words: "null", test: (value) => value === null }],
-]);
-/** A value as JSON, cut to 40 characters, for an error text. */
-function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  if (text.length <= 40) return text;
-  return `${text.slice(0, 39)}…`;
-}
-
-/**
- * Whether a permission request's title is exactly `client: <name>` of a tool the client lends
- * (acp-client-tools.md, "Avant la requête"). A shell command or a look-alike is not.
- */
+/** Whether a permission's title is exactly `client: <name>` of a lent tool ("Avant la requête"). */
 export function isOfferedToolTitle(title: unknown): boolean {
   return TOOLS.some((tool) => title === `client: ${tool.name}`);
 }
 /** The answer to `session/request_permission`. */
 export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId: string };
 /**
- * Picks among the options mm offered: `allow_once`, else `allow_always` to allow; `reject_once`,
- * else `reject_always` to refuse; else `cancelled`. Never an `optionId` mm did not offer.
+ * Picks among mm's options: `allow_once`, else `allow_always` to allow; `reject_once`, else
+ * `reject_always` to refuse; else `cancelled`. Never an `optionId` mm did not offer.
  */
 export function choosePermission(options: unknown, allow: boolean): Outcome {
   const offered = list(options).filter(isObject);
@@ -277,8 +142,8 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
   return { outcome: "cancelled" };
 }
 /**
- * Answers a permission request, and shows its call (an agent may ask for one it never announced);
- * a refusal shows on stdout too. After `session/cancel`, ACP says each is answered `cancelled`.
+ * Answers a permission request and shows its call (an agent may ask for one it never announced),
+ * a refusal on stdout too. After `session/cancel`, ACP says each is answered `cancelled`.
  */
 function answerPermission(run: Run, params: unknown): Outcome {
   const [toolCall, options] = fields(params, "toolCall", "options");
@@ -304,12 +169,11 @@ function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string)
   return { needs, allowed, read };
 }
 /** The topics, read with Deno's own APIs where it has them. */
-const TOPICS = {
+const TOPICS: Record<Topic, ReturnType<typeof fact>> = {
   os: fact(["osRelease", "hostname"], () => OS_TEXT()),
   cpu: fact(["cpus", "loadavg"], () => {
-    const count = navigator.hardwareConcurrency;
     const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
-    return `${count} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
+    return `${navigator.hardwareConcurrency} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
   }),
   memory: fact(["systemMemoryInfo"], () => {
     const { available, total } = Deno.systemMemoryInfo();
@@ -317,32 +181,25 @@ const TOPICS = {
   }),
   uptime: fact(["osUptime"], () => describeUptime(Deno.osUptime(), new Date())),
 };
-/** A topic of `host_info`: `os`, `cpu`, `memory` or `uptime`. */
-export type Topic = keyof typeof TOPICS;
+/** A topic of `host_info`. */
+export type Topic = "os" | "cpu" | "memory" | "uptime";
 // Read once, as calls may come many times a second: the kernel release (`Deno.osRelease()` reads
 // a file), the host name and the CPU model do not change under a running client.
 const OS_TEXT = once(() => {
   const { os, arch } = Deno.build;
   return `${osName(os)} ${Deno.osRelease()} (${os}/${arch}), host name ${Deno.hostname()}`;
 });
-// Deno has no API for the CPU model; `node:os` has, and costs a Node layer that only this topic
-// needs, so it is loaded on its first call, not when the client starts.
+// Deno has no API for the CPU model. `node:os` has, and brings a Node layer only this topic needs:
+// it is loaded on the first call, not when the client starts.
 const CPU_MODEL = once(() => {
   const { cpus } = process.getBuiltinModule("node:os");
   return cpus()[0]?.model.trim() || "unknown CPU";
 });
 
 /**
- * Runs `host_info` for a `topic` (the schema in `TOOLS` has checked it is one). What a schema
- * cannot say is an error result the model can act on, never an exception: a `--allow-sys` name not
- * given, checked first so that Deno never asks, or a fact the system would not give.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * const { content } = hostInfo("memory");
- * assert.match(content[0].text, /^\d+\.\d GiB free of \d+\.\d GiB$/);
- * ```
+ * Runs `host_info` for a topic its schema has checked. What a schema cannot say is an error result
+ * the model can act on, never an exception: a `--allow-sys` name not given (asked first, so that
+ * Deno never prompts), a fact the system would not give.
  */
 export function hostInfo(topic: Topic): ToolResult {
   const { needs, allowed, read } = TOPICS[topic];
@@ -397,8 +254,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     const broken = checkTools(TOOLS);
     if (broken) throw new ClientError(broken, 2);
     const options = parseCommandLine(argv);
-    if (options.help) return writeAndExit(out, USAGE);
-    if (options.version) return writeAndExit(out, `host-info-client ${VERSION}`);
+    if (options.help || options.version) {
+      out.print(out.stdout, `${options.help ? USAGE : `host-info-client ${VERSION}`}\n`);
+      return 0;
+    }
     out.quiet = !!options.quiet;
     out.json = !!options.json;
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
@@ -425,11 +284,6 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (unlogged) out.note(`[client] ${unlogged} more bad frames from mm were not logged`);
   out.flush();
   return code;
-}
-/** `--help` and `--version`: one text on stdout, exit 0. */
-function writeAndExit(out: Output, text: string): number {
-  out.print(out.stdout, `${text}\n`);
-  return 0;
 }
 /** The one `error: …` line of a failed run (and the usage, for a usage error); with `--json` too. */
 function reportFailure(out: Output, argv: readonly string[], error: unknown, code: number): void {
@@ -481,9 +335,11 @@ class Run {
       this.fail(new ClientError(`cannot write the conversation: ${errorText(e)}`));
     };
     this.child.status.then((status) => this.#exited(status));
-    // Windows delivers no SIGTERM to listen for (Deno refuses the listener there).
-    const signals = Deno.build.os === "windows" ? ["SIGINT"] as const : SIGNALS;
-    for (const signal of signals) Deno.addSignalListener(signal, () => interrupt(this, signal));
+    Deno.addSignalListener("SIGINT", () => interrupt(this, "SIGINT"));
+    // Windows delivers no SIGTERM (Deno refuses the listener there).
+    if (Deno.build.os !== "windows") {
+      Deno.addSignalListener("SIGTERM", () => interrupt(this, "SIGTERM"));
+    }
   }
   /** mm exited: once its last frames and log lines are read, the run ends, naming what mm left. */
   async #exited({ code, signal }: Deno.CommandStatus): Promise<void> {
@@ -495,8 +351,6 @@ class Run {
     this.fail(new ClientError(`mm exited with ${how} before ${before}`));
   }
 }
-/** The signals that interrupt a run: Ctrl-C, and a polite request to end. */
-const SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
 /**
  * Starts mm as `<mm> -acp -agent <file>` — the line to change if your mm starts another way — in
@@ -544,9 +398,7 @@ async function forwardLog(child: Deno.ChildProcess, out: Output): Promise<void> 
       size += chunk.length - end;
       if (size > 64 * 1024) release();
     }
-  } catch {
-    // mm's stderr is gone: what was read is still shown.
-  }
+  } catch { /* mm's stderr is gone: what was read is still shown */ }
   release();
 }
 
@@ -1585,37 +1437,23 @@ function secondsOf(name: string, text: string): number {
   if (/^(\d+\.?\d*|\.\d+)$/.test(text) && Number(text) > 0) return Number(text);
   throw usageError(`--${name} takes a number of seconds above 0, got ${JSON.stringify(text)}`);
 }
-/** The option a mistyped long one was meant to be, if one is near enough: `--tiemout`. */
+/** The option a mistyped long one was meant to be: one edit away (`--tiemout`: `--timeout`). */
 function nearestOption(rawName: string): string | undefined {
-  if (!rawName.startsWith("--")) return undefined;
   const typed = rawName.slice(2);
-  let nearest: string | undefined;
-  let fewest = Math.min(2, Math.ceil(typed.length / 2) - 1); // more edits than that: not a typo
-  for (const name of Object.keys(OPTIONS)) {
-    const edits = editDistance(typed, name);
-    if (edits > fewest) continue;
-    nearest = `--${name}`;
-    fewest = edits;
-  }
-  return nearest;
+  if (!rawName.startsWith("--") || typed.length < 3) return undefined;
+  const meant = Object.keys(OPTIONS).find((name) => oneEditApart(typed, name));
+  return meant && `--${meant}`;
 }
-/**
- * How many edits turn `a` into `b`: a character inserted, deleted, replaced, or two neighbours
- * swapped (`tiemout` → `timeout` is one).
- */
-function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const replace = rows[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
-      let edits = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, replace);
-      const swapped = i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1];
-      if (swapped) edits = Math.min(edits, rows[i - 2][j - 2] + 1);
-      rows[i][j] = edits;
-    }
-  }
-  return rows[a.length][b.length];
+/** Whether one character added, left out, replaced, or two neighbours swapped make `a` into `b`. */
+function oneEditApart(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false;
+  let same = 0; // how many characters the two start with alike
+  while (a[same] === b[same]) same++;
+  const restA = a.slice(same);
+  const restB = b.slice(same);
+  if (restA.slice(1) === restB.slice(1) || restA.slice(1) === restB) return true;
+  if (restA === restB.slice(1)) return true;
+  return restA[0] === restB[1] && restA[1] === restB[0] && restA.slice(2) === restB.slice(2);
 }
 
 /**
@@ -1661,6 +1499,111 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
     ? `mm will not see ${TOOL_NAMES}`
     : "mm will ask for the list, and the client answers it";
   return [`${sets}.discovery: ${config.discovery}, but the client announces ${announced}; ${then}`];
+}
+
+// ─── 8. Checking TOOLS, and the arguments of a call ─────────────────────────
+/**
+ * What is wrong with `TOOLS`, if anything, by mm's rules for a list (acp-client-tools.md,
+ * "Validation d'une liste": a name, a `method` that starts with `_`, an `inputSchema` of type
+ * `"object"`, one model-side name each) and the client's own (a `call`; one `method` each, as calls
+ * are dispatched by it). mm would skip a broken entry in silence; the client stops before mm
+ * starts. Entries count from 0, as `TOOLS[1]` does.
+ */
+export function checkTools(tools: readonly Tool[]): string | undefined {
+  for (const [index, tool] of tools.entries()) {
+    const problem = toolProblem(tool, tools.slice(0, index));
+    if (problem) return `TOOLS entry ${index} (${JSON.stringify(tool?.name ?? "")}): ${problem}`;
+  }
+  return undefined;
+}
+/** What is wrong with one entry of `TOOLS`, given the entries before it. */
+function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
+  if (!isObject(tool)) return "not a tool description (an object)";
+  if (typeof tool.name !== "string" || tool.name === "") return "no name";
+  const method = typeof tool.method === "string" ? tool.method : "";
+  if (!method.startsWith("_")) {
+    return `method ${JSON.stringify(method)} must start with "_" (an ACP extension method)`;
+  }
+  const schema: unknown = tool.inputSchema;
+  if (schema !== undefined && !isObject(schema)) return "inputSchema must be an object";
+  const type = field(schema, "type");
+  if (type !== undefined && type !== "object") {
+    return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
+  }
+  if (typeof tool.call !== "function") return "call must be a function that answers the tool";
+  const name = modelName(tool.name);
+  const sameName = before.findIndex((other) => modelName(other.name) === name);
+  if (sameName >= 0) {
+    return `duplicate tool name "${name}": entry ${sameName} (${before[sameName].name}) has it`;
+  }
+  const sameMethod = before.findIndex((other) => other.method === method);
+  if (sameMethod >= 0) {
+    const other = before[sameMethod].name;
+    return `method "${method}" is entry ${sameMethod}'s (${other}) too; calls are dispatched by it`;
+  }
+  return undefined;
+}
+/**
+ * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
+ * `[A-Za-z0-9]` is `_`, a run of `_` one, leading and trailing `_` go: `client_open_buffers`.
+ */
+export function modelName(name: string): string {
+  const word = name.replace(/[^A-Za-z0-9]/g, "_").replace(/_+/g, "_").replace(/^_|_$/g, "");
+  return `client_${word}`;
+}
+
+/**
+ * The mismatch of a call's arguments with its tool's `inputSchema`, in words the model can act on:
+ * a `required` property missing, a property not of its `type` or not in its `enum`. mm checks only
+ * `required`, and takes `enum` out of what the model sees (acp-client-tools.md, "Le schéma tel que
+ * le voit le modèle"): a model may send anything else.
+ */
+export function checkArguments(
+  tool: Pick<Tool, "name" | "inputSchema">,
+  args: Record<string, unknown>,
+): string | undefined {
+  const properties = field(tool.inputSchema, "properties");
+  for (const name of list(field(tool.inputSchema, "required"))) {
+    if (typeof name !== "string" || Object.hasOwn(args, name)) continue;
+    const choices = list(field(field(properties, name), "enum"));
+    const hint = choices.length > 0 ? ` (one of ${choices.join(", ")})` : "";
+    return `${tool.name}: missing parameter ${JSON.stringify(name)}${hint}`;
+  }
+  for (const [name, value] of Object.entries(args)) {
+    const problem = valueProblem(field(properties, name), value);
+    if (problem) return `${tool.name}: ${JSON.stringify(name)} must be ${problem}`;
+  }
+  return undefined;
+}
+/** What one property's schema says against `value` (`a string, not 5`), if anything. */
+function valueProblem(schema: unknown, value: unknown): string | undefined {
+  const declared = field(schema, "type");
+  const types = (Array.isArray(declared) ? declared : [declared]).map((type) => TYPES.get(type));
+  // A type this check does not know, or none, is left to the tool.
+  if (types.every((type) => type !== undefined) && !types.some((type) => type.test(value))) {
+    return `${types.map((type) => type.words).join(" or ")}, not ${preview(value)}`;
+  }
+  const choices = field(schema, "enum");
+  if (!Array.isArray(choices)) return undefined;
+  const text = JSON.stringify(value);
+  if (choices.some((choice) => JSON.stringify(choice) === text)) return undefined;
+  return `one of ${choices.join(", ")}, not ${preview(value)}`;
+}
+/** JSON Schema's primitive types: how an error names each, and how a value is checked. */
+const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolean }>([
+  ["string", { words: "a string", test: (value) => typeof value === "string" }],
+  ["number", { words: "a number", test: (value) => typeof value === "number" }],
+  ["integer", { words: "an integer", test: (value) => Number.isInteger(value) }],
+  ["boolean", { words: "a boolean", test: (value) => typeof value === "boolean" }],
+  ["array", { words: "an array", test: (value) => Array.isArray(value) }],
+  ["object", { words: "an object", test: (value) => isObject(value) }],
+  ["null", { words: "null", test: (value) => value === null }],
+]);
+/** A value as JSON, cut to 40 characters, for an error text. */
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  if (text.length <= 40) return text;
+  return `${text.slice(0, 39)}…`;
 }
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
