@@ -12,10 +12,10 @@ import { hostInfo } from "../client.ts";
 import { checkSentFrames } from "./_schema.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
 
-/** The project folder. */
 /** What `host_info os` answers on this machine (read once: it does not change during a run). */
 export const OS_TEXT = hostInfo("os").content[0].text;
 
+/** The project folder. */
 export const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
 /** The `start` task's Deno permission flags, read from deno.json. */
