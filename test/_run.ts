@@ -31,6 +31,47 @@ export const ROGUE = `${ROOT}/test/rogue-mm`;
 /** `PATH` with deno and the system's tools, and no `mm`. */
 export const PATH_WITHOUT_MM = `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`;
 
+/**
+ * The variables of the test process's environment that a child started with a cleared
+ * environment still needs to reach and trust the network as this machine does: where Deno caches
+ * (`DENO_DIR`, so nothing is downloaded again, nor written to `~/.cache/deno`), which certificate
+ * authorities to trust (behind a TLS-inspecting proxy, the proxy's), the proxies in both of the
+ * spellings tools read, registry tokens and mirrors. Deno 2.9 no longer reads `DENO_NPM_REGISTRY`.
+ */
+const PASSED_VARIABLES = [
+  "DENO_DIR",
+  "DENO_CERT",
+  "DENO_TLS_CA_STORE",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "DENO_AUTH_TOKENS",
+  "HTTPS_PROXY",
+  "https_proxy",
+  "HTTP_PROXY",
+  "http_proxy",
+  "ALL_PROXY",
+  "all_proxy",
+  "NO_PROXY",
+  "no_proxy",
+  "NPM_CONFIG_REGISTRY",
+  "JSR_URL",
+];
+
+/**
+ * Those of `PASSED_VARIABLES` that are set in the test process's environment: what a
+ * `Deno.Command` with `clearEnv: true` passes on, so that a deno it starts uses the machine's
+ * cache, certificates and proxies.
+ */
+export function passedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of PASSED_VARIABLES) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
 /** What the stand-in's runs show of each topic's `host_info` result. */
 export const RESULT_LINE = {
   os: /^│ .+ \(.+\/.+\), host name .+$/,

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { ROOT, within } from "./_run.ts";
+import { passedEnv, ROOT, within } from "./_run.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
 
 /** Runs a `deno task` in the project folder, with a deadline. */
@@ -59,6 +59,7 @@ Deno.test("build: deno task install makes a command that works from any folder",
         cwd,
         clearEnv: true,
         env: {
+          ...passedEnv(),
           PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`,
           MM_BIN: `${ROOT}/test/mm-sim`,
           DENO_BIN: Deno.execPath(),
