@@ -321,14 +321,35 @@ export function agentFileWith(replacements: Record<string, string>, base = "agen
   return tempFile("agent.yaml", text);
 }
 
-/** Whether a process is still alive (a zombie counts as gone). */
-export function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^\d+ \(.*\) Z /.test(stat);
-  } catch {
-    return false;
+/** How `ps` is asked about a process: its resident memory in KiB and its state, no header. */
+function psCommand(pid: number): Deno.Command {
+  return new Deno.Command("ps", {
+    args: ["-o", "rss=,stat=", "-p", String(pid)],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+/**
+ * What `ps` said of a process: its resident memory in KiB, or `undefined` once it is gone (`ps`
+ * exits 1 for no such process; a zombie, state `Z…`, has exited too). Any other failure of `ps`
+ * fails the test.
+ */
+function psMemoryKiB(pid: number, output: Deno.CommandOutput): number | undefined {
+  if (output.code === 1) return undefined;
+  const fields = new TextDecoder().decode(output.stdout).trim().split(/\s+/);
+  if (!output.success || fields.length !== 2) {
+    const stderr = new TextDecoder().decode(output.stderr);
+    throw new Error(`ps -o rss=,stat= -p ${pid} failed (exit ${output.code}): ${stderr}`);
   }
+  if (fields[1].startsWith("Z")) return undefined;
+  return Number(fields[0]);
+}
+
+/** Whether a process is still alive (a zombie counts as gone), from `ps`: no `/proc` on macOS. */
+export function alive(pid: number): boolean {
+  return psMemoryKiB(pid, psCommand(pid).outputSync()) !== undefined;
 }
 
 /** The client's `discovery:` line, taken apart: the mode, the session, and how it was opened. */
@@ -456,19 +477,14 @@ export function permissionsWith(prefix: string, flag: string | null): string[] {
 }
 
 /**
- * The highest resident memory (`VmRSS`, `VmHWM`) of a process, in KiB, sampled every 50 ms until
- * it exits.
+ * The highest resident memory of a process, in KiB, as `ps` reports it (`rss`), sampled about
+ * every 50 ms until it exits.
  */
 export async function peakMemoryKiB(pid: number): Promise<number> {
+  const sample = async () => psMemoryKiB(pid, await psCommand(pid).output());
   let peak = 0;
-  while (alive(pid)) {
-    try {
-      const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-      for (const key of ["VmRSS", "VmHWM"]) {
-        const kib = Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, "m"))?.[1] ?? 0);
-        peak = Math.max(peak, kib);
-      }
-    } catch { /* gone */ }
+  for (let kib = await sample(); kib !== undefined; kib = await sample()) {
+    peak = Math.max(peak, kib);
     await sleep(50);
   }
   return peak;
