@@ -530,8 +530,11 @@ export async function runShell(
   env: Record<string, string> = {},
   deadlineMs = 20_000,
 ): Promise<ShellResult> {
-  const child = new Deno.Command("setsid", {
-    args: ["bash", "-c", line],
+  const child = new Deno.Command("bash", {
+    args: ["-c", line],
+    // A new session, so a new process group whose id is the shell's: the `setsid` program is
+    // Linux's only.
+    detached: true,
     cwd: ROOT,
     env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1", TMPDIR: SCRATCH, ...env },
     stdin: "null",
