@@ -238,9 +238,11 @@ const TERMINAL_TOKEN = new RegExp(`${ESC}\\[([012]?)K|${ESC}\\[[0-9;?]*[A-Za-z]|
  */
 export function visibleLines(screen: string, width = Infinity): string[] {
   const rows: string[][] = [[]];
-  let [row, column] = [0, 0];
+  let row = 0;
+  let column = 0;
   const nextRow = () => {
-    [row, column] = [row + 1, 0];
+    row += 1;
+    column = 0;
     rows[row] ??= [];
   };
   for (const [token, erase] of screen.matchAll(TERMINAL_TOKEN)) { // colours are skipped too
