@@ -1,19 +1,69 @@
 /**
  * Runs a command in a real pseudo-terminal, as a person at a terminal does:
- * util-linux `script` gives it a terminal on stdin, stdout and stderr, and
- * what the test types goes through the terminal's line discipline — so a
- * typed `\x03` becomes SIGINT for the whole foreground process group, exactly
- * as Ctrl-C does, and `\x04` at the start of a line is end of input.
+ * `script` (util-linux's on Linux, BSD's on macOS and FreeBSD) gives it a
+ * terminal on stdin, stdout and stderr, and what the test types goes through
+ * the terminal's line discipline — so a typed `\x03` becomes SIGINT for the
+ * whole foreground process group, exactly as Ctrl-C does, and `\x04` at the
+ * start of a line is end of input.
  *
  * @module
  */
 
-import { ROOT, within } from "./_run.ts";
+import { passedEnv, ROOT, within } from "./_run.ts";
 import { SCRATCH } from "./_scratch.ts";
 
-/** Whether `script` (util-linux) is on this machine. */
-export const hasScript: boolean =
-  new Deno.Command("sh", { args: ["-c", "command -v script"] }).outputSync().success;
+/** The flavour of `script` that the system `os` comes with, if it is one of the two. */
+function scriptFlavour(os: string): "util-linux" | "bsd" | undefined {
+  if (os === "linux") return "util-linux";
+  if (os === "darwin" || os === "freebsd") return "bsd";
+  return undefined;
+}
+
+/**
+ * Which `script` this system comes with, told apart by its command line: util-linux's
+ * (`script -qec CMD /dev/null`) on Linux, BSD's (`script -q /dev/null sh -c CMD`) on macOS and
+ * FreeBSD; none elsewhere (the other BSDs' `script` takes neither form).
+ */
+const SCRIPT_FLAVOUR = scriptFlavour(Deno.build.os);
+
+/**
+ * Whether the `script` on `PATH` is of {@linkcode SCRIPT_FLAVOUR}: util-linux's names itself in
+ * `script --version`, BSD's rejects the option (run in the scratch folder all the same, so that a
+ * `script` that took `--version` for a file name writes it there).
+ */
+function scriptFound(): boolean {
+  if (SCRIPT_FLAVOUR === undefined) return false;
+  let output: Deno.CommandOutput;
+  try {
+    output = new Deno.Command("script", {
+      args: ["--version"],
+      cwd: SCRATCH,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).outputSync();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+  const decoder = new TextDecoder();
+  const said = decoder.decode(output.stdout) + decoder.decode(output.stderr);
+  const utilLinux = output.success && said.includes("util-linux");
+  return SCRIPT_FLAVOUR === "util-linux" ? utilLinux : !utilLinux;
+}
+
+/**
+ * Whether this machine has the `script` that {@linkcode inTerminal} speaks (see the module's
+ * doc); the tests that need a terminal are ignored without it.
+ */
+export const hasScript: boolean = scriptFound();
+
+/** The arguments of `script` that run the `sh -c` line `commandLine` in a pseudo-terminal. */
+function scriptArgs(commandLine: string): string[] {
+  // util-linux's runs `$SHELL -c` (the environment given sets SHELL=/bin/sh); BSD's runs argv.
+  if (SCRIPT_FLAVOUR === "util-linux") return ["-qec", commandLine, "/dev/null"];
+  return ["-q", "/dev/null", "sh", "-c", commandLine];
+}
 
 /** How to start a command in a terminal. */
 export interface TerminalOptions {
@@ -47,21 +97,28 @@ export interface Terminal {
   kill(): void;
 }
 
-/** Starts `commandLine` (a `sh -c` line) in a pseudo-terminal. */
+/**
+ * Starts `commandLine` (a `sh -c` line) in a pseudo-terminal, in an environment of its own: the
+ * machine's cache, certificate and proxy variables ({@linkcode passedEnv}), `HOME`, a `PATH` that
+ * starts with the deno running the tests, and `options.env`; nothing else of the test process's
+ * (no `NO_COLOR`, no `DENO_NO_PROMPT`).
+ */
 export function inTerminal(commandLine: string, options: TerminalOptions = {}): Terminal {
+  const home = Deno.env.get("HOME");
   const env: Record<string, string> = {
-    ...Deno.env.toObject(),
+    ...passedEnv(),
+    ...(home === undefined ? {} : { HOME: home }),
     TERM: "xterm-256color",
+    SHELL: "/bin/sh",
     TMPDIR: SCRATCH,
     DENO_BIN: Deno.execPath(),
     // `deno task` runs `deno` by name: the one running the tests.
     PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+    ...options.env,
   };
-  delete env.NO_COLOR;
-  Object.assign(env, options.env);
   const started = performance.now();
   const child = new Deno.Command("script", {
-    args: ["-qec", commandLine, "/dev/null"],
+    args: scriptArgs(commandLine),
     cwd: options.cwd ?? ROOT,
     clearEnv: true,
     env,
@@ -187,9 +244,11 @@ const TERMINAL_TOKEN = new RegExp(
  */
 export function visibleLines(screen: string, width = Infinity): string[] {
   const rows: string[][] = [[]];
-  let [row, column] = [0, 0];
+  let row = 0;
+  let column = 0;
   const nextRow = () => {
-    [row, column] = [row + 1, 0];
+    row += 1;
+    column = 0;
     rows[row] ??= [];
   };
   for (const [token, erase, below] of screen.matchAll(TERMINAL_TOKEN)) { // colours are skipped

@@ -42,6 +42,47 @@ export const ROGUE = `${ROOT}/test/rogue-mm`;
 /** `PATH` with deno and the system's tools, and no `mm`. */
 export const PATH_WITHOUT_MM = `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`;
 
+/**
+ * The variables of the test process's environment that a child started with a cleared
+ * environment still needs to reach and trust the network as this machine does: where Deno caches
+ * (`DENO_DIR`, so nothing is downloaded again, nor written to `~/.cache/deno`), which certificate
+ * authorities to trust (behind a TLS-inspecting proxy, the proxy's), the proxies in both of the
+ * spellings tools read, registry tokens and mirrors. Deno 2.9 no longer reads `DENO_NPM_REGISTRY`.
+ */
+const PASSED_VARIABLES = [
+  "DENO_DIR",
+  "DENO_CERT",
+  "DENO_TLS_CA_STORE",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "DENO_AUTH_TOKENS",
+  "HTTPS_PROXY",
+  "https_proxy",
+  "HTTP_PROXY",
+  "http_proxy",
+  "ALL_PROXY",
+  "all_proxy",
+  "NO_PROXY",
+  "no_proxy",
+  "NPM_CONFIG_REGISTRY",
+  "JSR_URL",
+];
+
+/**
+ * Those of `PASSED_VARIABLES` that are set in the test process's environment: what a
+ * `Deno.Command` with `clearEnv: true` passes on, so that a deno it starts uses the machine's
+ * cache, certificates and proxies.
+ */
+export function passedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of PASSED_VARIABLES) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
 /** What the stand-in's runs show of each topic's `host_info` result. */
 export const RESULT_LINE = {
   os: /^│ .+ \(.+\/.+\), host name .+$/,
@@ -291,14 +332,35 @@ export function agentFileWith(replacements: Record<string, string>, base = "agen
   return tempFile("agent.yaml", text);
 }
 
-/** Whether a process is still alive (a zombie counts as gone). */
-export function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^\d+ \(.*\) Z /.test(stat);
-  } catch {
-    return false;
+/** How `ps` is asked about a process: its resident memory in KiB and its state, no header. */
+function psCommand(pid: number): Deno.Command {
+  return new Deno.Command("ps", {
+    args: ["-o", "rss=,stat=", "-p", String(pid)],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+/**
+ * What `ps` said of a process: its resident memory in KiB, or `undefined` once it is gone (`ps`
+ * exits 1 for no such process; a zombie, state `Z…`, has exited too). Any other failure of `ps`
+ * fails the test.
+ */
+function psMemoryKiB(pid: number, output: Deno.CommandOutput): number | undefined {
+  if (output.code === 1) return undefined;
+  const fields = new TextDecoder().decode(output.stdout).trim().split(/\s+/);
+  if (!output.success || fields.length !== 2) {
+    const stderr = new TextDecoder().decode(output.stderr);
+    throw new Error(`ps -o rss=,stat= -p ${pid} failed (exit ${output.code}): ${stderr}`);
   }
+  if (fields[1].startsWith("Z")) return undefined;
+  return Number(fields[0]);
+}
+
+/** Whether a process is still alive (a zombie counts as gone), from `ps`: no `/proc` on macOS. */
+export function alive(pid: number): boolean {
+  return psMemoryKiB(pid, psCommand(pid).outputSync()) !== undefined;
 }
 
 /** The client's `discovery:` line, taken apart: the mode, the session, and how it was opened. */
@@ -426,19 +488,14 @@ export function permissionsWith(prefix: string, flag: string | null): string[] {
 }
 
 /**
- * The highest resident memory (`VmRSS`, `VmHWM`) of a process, in KiB, sampled every 50 ms until
- * it exits.
+ * The highest resident memory of a process, in KiB, as `ps` reports it (`rss`), sampled about
+ * every 50 ms until it exits.
  */
 export async function peakMemoryKiB(pid: number): Promise<number> {
+  const sample = async () => psMemoryKiB(pid, await psCommand(pid).output());
   let peak = 0;
-  while (alive(pid)) {
-    try {
-      const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-      for (const key of ["VmRSS", "VmHWM"]) {
-        const kib = Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, "m"))?.[1] ?? 0);
-        peak = Math.max(peak, kib);
-      }
-    } catch { /* gone */ }
+  for (let kib = await sample(); kib !== undefined; kib = await sample()) {
+    peak = Math.max(peak, kib);
     await sleep(50);
   }
   return peak;
@@ -484,8 +541,11 @@ export async function runShell(
   env: Record<string, string> = {},
   deadlineMs = 20_000,
 ): Promise<ShellResult> {
-  const child = new Deno.Command("setsid", {
-    args: ["bash", "-c", line],
+  const child = new Deno.Command("bash", {
+    args: ["-c", line],
+    // A new session, so a new process group whose id is the shell's: the `setsid` program is
+    // Linux's only.
+    detached: true,
     cwd: ROOT,
     env: { DENO_BIN: Deno.execPath(), NO_COLOR: "1", TMPDIR: SCRATCH, ...env },
     stdin: "null",

@@ -4,17 +4,17 @@
  */
 
 import assert from "node:assert/strict";
-import { ROOT, within } from "./_run.ts";
+import { passedEnv, ROOT, within } from "./_run.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
 
-/** Runs a `deno task` in the project folder, with a deadline. */
-async function task(name: string, env: Record<string, string>) {
+/** Runs a `deno task` in `cwd` (default: the project folder), with a deadline. */
+async function task(name: string, env: Record<string, string>, cwd = ROOT) {
   const output = await within(
     120_000,
     `deno task ${name} to end`,
     new Deno.Command(Deno.execPath(), {
       args: ["task", name],
-      cwd: ROOT,
+      cwd,
       env: { NO_COLOR: "1", ...env },
       stdin: "null",
     }).output(),
@@ -28,22 +28,23 @@ Deno.test("build: deno task compile embeds client.ts and js-yaml, none of the te
   // DENORT_BIN names the runtime to bundle: the deno running the tests, so that nothing is
   // downloaded (dl.deno.land cannot be reached here). The binary it makes is therefore a plain
   // deno, which cannot run the client: this test reads what was embedded, and runs nothing.
-  const binary = `${ROOT}/host-info-client`;
-  try {
-    const listing = await task("compile", { DENORT_BIN: Deno.execPath() });
-    const embedded = listing.slice(listing.indexOf("Embedded Files"));
-    for (const wanted of ["client.ts", "js-yaml/", "argparse/"]) {
-      assert.ok(embedded.includes(wanted), `${wanted} is embedded:\n${embedded}`);
-    }
-    for (const unwanted of ["@agentclientprotocol", "zod/", "ajv/", "fast-uri/"]) {
-      assert.ok(!embedded.includes(unwanted), `${unwanted} is embedded:\n${embedded}`);
-    }
-    const [, size, unit] = embedded.match(/Files: ([\d.]+)(KB|MB)/) ?? [];
-    assert.ok(unit === "KB" || Number(size) < 3, `${size} ${unit} of files embedded`);
-    assert.ok(Deno.statSync(binary).isFile);
-  } finally {
-    Deno.removeSync(binary, { recursive: true });
+  // It builds in a copy of the files the task needs, so that nothing is written to the project.
+  const copy = scratchDir("compile-");
+  for (const file of ["deno.json", "deno.lock", "client.ts"]) {
+    Deno.copyFileSync(`${ROOT}/${file}`, `${copy}/${file}`);
   }
+  const binary = `${copy}/host-info-client`;
+  const listing = await task("compile", { DENORT_BIN: Deno.execPath() }, copy);
+  const embedded = listing.slice(listing.indexOf("Embedded Files"));
+  for (const wanted of ["client.ts", "js-yaml/", "argparse/"]) {
+    assert.ok(embedded.includes(wanted), `${wanted} is embedded:\n${embedded}`);
+  }
+  for (const unwanted of ["@agentclientprotocol", "zod/", "ajv/", "fast-uri/"]) {
+    assert.ok(!embedded.includes(unwanted), `${unwanted} is embedded:\n${embedded}`);
+  }
+  const [, size, unit] = embedded.match(/Files: ([\d.]+)(KB|MB)/) ?? [];
+  assert.ok(unit === "KB" || Number(size) < 3, `${size} ${unit} of files embedded`);
+  assert.ok(Deno.statSync(binary).isFile);
 });
 
 Deno.test("build: deno task install makes a command that works from any folder", async () => {
@@ -59,6 +60,7 @@ Deno.test("build: deno task install makes a command that works from any folder",
         cwd,
         clearEnv: true,
         env: {
+          ...passedEnv(),
           PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`,
           MM_BIN: `${ROOT}/test/mm-sim`,
           DENO_BIN: Deno.execPath(),
