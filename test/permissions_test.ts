@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { choosePermission, isOfferedToolTitle } from "../client.ts";
+import { choosePermission, isOfferedToolTitle, TOOLS } from "../client.ts";
 import {
   agentFileWith,
   assertInOrder,
@@ -181,7 +181,7 @@ Deno.test("permissions: the policy allows exactly client: host_info and only pic
 
 // ─── Deno's permissions ──────────────────────────────────────────────────────
 
-/** The client's permissions, as the README lists them. */
+/** The client's own permissions, as the README lists them (a copier's tool may add more). */
 const EXACT = [
   "--allow-run",
   "--allow-read=.",
@@ -193,21 +193,38 @@ const EXACT = [
 const flagsOf = (line: string) =>
   line.split(/\s+/).filter((word) => /^(-A|--allow-|--deny-)/.test(word));
 
-Deno.test("permissions: the tasks and client.ts's shebang line run the client with the exact flags, never -A", () => {
-  assert.deepEqual(START_PERMISSIONS, EXACT);
-  const tasks = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks;
-  for (const name of ["start", "demo", "compile"]) {
-    assert.deepEqual(flagsOf(tasks[name]), EXACT, `${name}: ${tasks[name]}`);
-  }
-  // install also reads the project folder, wherever the command is run from.
-  assert.deepEqual(
-    flagsOf(tasks.install),
-    EXACT.map((flag) => flag === "--allow-read=." ? "--allow-read=.,$PWD" : flag),
-    tasks.install,
-  );
+/** The names a flag grants (`--allow-env=A,B` → A, B; a bare flag grants everything: `*`). */
+const grants = (flags: string[], prefix: string) =>
+  flags.filter((flag) => flag.split("=")[0] === prefix)
+    .flatMap((flag) => flag.includes("=") ? flag.split("=")[1].split(",") : ["*"]);
+
+Deno.test("permissions: the shebang line and the start, demo, compile and install tasks name the same flags, never -A", () => {
   const [shebang] = Deno.readTextFileSync(`${ROOT}/client.ts`).split("\n", 1);
   assert.match(shebang, /^#!\/usr\/bin\/env -S deno run /);
-  assert.deepEqual(flagsOf(shebang), EXACT, shebang);
+  const flags = flagsOf(shebang);
+  assert.ok(!flags.includes("-A"), shebang);
+  assert.deepEqual(START_PERMISSIONS, flags);
+  const tasks = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks;
+  for (const name of ["start", "demo", "compile"]) {
+    assert.deepEqual(flagsOf(tasks[name]), flags, `${name}: ${tasks[name]}`);
+  }
+  // install also reads the project folder, wherever the command is run from.
+  const installed = flags.map((flag) =>
+    flag.startsWith("--allow-read=") ? flag.replace("=.", "=.,$PWD") : flag
+  );
+  assert.deepEqual(flagsOf(tasks.install), installed, tasks.install);
+});
+
+Deno.test("permissions: the flags grant what the client and host_info use, and as shipped nothing more", () => {
+  for (const flag of EXACT) {
+    const [prefix, names] = flag.split("=");
+    const given = grants(START_PERMISSIONS, prefix);
+    for (const name of names?.split(",") ?? ["*"]) {
+      assert.ok(given.includes(name), `${flag}: ${name} is not granted by ${START_PERMISSIONS}`);
+    }
+  }
+  // A copier's tools may need more (the README says where to add it); the demo alone does not.
+  if (TOOLS.length === 1) assert.deepEqual(START_PERMISSIONS, EXACT);
 });
 
 Deno.test("permissions: deno run -A client.ts keeps working", async () => {
