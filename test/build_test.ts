@@ -88,3 +88,32 @@ Deno.test("build: deno task install makes a command that works from any folder",
     near.stderr.includes("[client] warning: agent.yaml sets acp.clientTools.enabled: false"),
   );
 });
+
+Deno.test("build: client.ts copied alone into an empty folder, beside an agent file, answers a question with deno run -A", async () => {
+  // What a copier does first: no deno.json, no lock file, no import map; the imports carry their
+  // own specifiers. (The folder is under the scratch folder, which has no deno.json above it.)
+  const alone = scratchDir("copied-alone-");
+  for (const file of ["client.ts", "agent.yaml"]) {
+    Deno.copyFileSync(`${ROOT}/${file}`, `${alone}/${file}`);
+  }
+  const output = await within(
+    60_000,
+    "the copied client to exit",
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "client.ts", "How much RAM?"],
+      cwd: alone,
+      env: { MM_BIN: `${ROOT}/test/mm-sim`, DENO_BIN: Deno.execPath(), NO_COLOR: "1" },
+      stdin: "null",
+    }).output(),
+  );
+  const stdout = new TextDecoder().decode(output.stdout);
+  const stderr = new TextDecoder().decode(output.stderr);
+  assert.equal(output.code, 0, stderr);
+  assert.match(stdout, /\n│ \d+\.\d GiB free of \d+\.\d GiB\n/);
+  assert.match(stdout, /\n\[end_turn\]\n$/);
+  assert.ok(!/not a dependency|error:/.test(stderr), stderr);
+  assert.deepEqual([...Deno.readDirSync(alone)].map((e) => e.name).sort(), [
+    "agent.yaml",
+    "client.ts",
+  ]);
+});

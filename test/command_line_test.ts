@@ -123,6 +123,25 @@ Deno.test("command line: a usage error names what is actually wrong", () => {
   }
 });
 
+Deno.test("command line: a mistyped long option names the one it was meant to be, one edit away", () => {
+  usageError(["--tiemout", "5"], "unknown option --tiemout; did you mean --timeout?");
+  usageError(["--timout", "5"], "unknown option --timout; did you mean --timeout?");
+  usageError(["--jsno"], "unknown option --jsno; did you mean --json?");
+  usageError(["--verbos"], "unknown option --verbos; did you mean --verbose?");
+  usageError(["--sessionss"], "unknown option --sessionss; did you mean --sessions?");
+  usageError(["--quite"], "unknown option --quite; did you mean --quiet?");
+  usageError(["--requset"], "unknown option --requset; did you mean --request?");
+  usageError(
+    ["--turn_timeout", "5"],
+    "unknown option --turn_timeout; did you mean --turn-timeout?",
+  );
+  // Too far from every option, too short to guess from, or a short option: no guess.
+  usageError(["--frobnicate"], "unknown option --frobnicate");
+  usageError(["--mx"], "unknown option --mx");
+  usageError(["--vrebsoe"], "unknown option --vrebsoe");
+  usageError(["-j"], "unknown option -j");
+});
+
 Deno.test("command line: --turn-timeout takes the same numbers as --timeout; without it a turn has no deadline", () => {
   assert.equal(parseCommandLine([]).turnSeconds, undefined);
   for (const value of ["1.5", "0.25", ".5", "30"]) {
@@ -171,6 +190,8 @@ Deno.test("command line: --help prints the usage and exits 0; --version prints t
   assert.equal(help.code, 0);
   assert.ok(help.stdout.startsWith(`${USAGE_LINE}\n`), help.stdout);
   assert.ok(help.stdout.includes("--timeout SECONDS"));
+  assert.ok(help.stdout.includes(`the client's tools (${TOOL_NAMES})`), help.stdout);
+  assert.ok(!help.stdout.includes("one tool"), help.stdout);
   const version = await runClient({ noMm: true, noTrace: true, args: ["--version"] });
   assert.equal(version.code, 0);
   assert.equal(version.stdout, "host-info-client 0.3.0\n");

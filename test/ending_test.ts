@@ -7,8 +7,9 @@
  */
 
 import assert from "node:assert/strict";
-import { DEFAULT_QUESTION } from "../client.ts";
+import { DEFAULT_QUESTION, killGroup } from "../client.ts";
 import {
+  alive,
   assertNoPeerLeft,
   clientCommand,
   exitTime,
@@ -22,6 +23,7 @@ import {
   sleep,
   startClient,
   tempFile,
+  within,
 } from "./_run.ts";
 
 // ─── Stop reasons ────────────────────────────────────────────────────────────
@@ -313,4 +315,14 @@ Deno.test({
   assert.match(errors[0], /^error: cannot write the conversation: \S.*$/);
   assert.ok(!run.stderr.includes("    at "), "no stack trace");
   assertNoPeerLeft(pidFile);
+});
+
+Deno.test("ending: where mm's process group cannot be signalled (a child that leads no group), mm itself is killed", async () => {
+  // Not detached: the child is in the test's own process group and leads none, as where Deno
+  // cannot make or signal a group (Windows refuses a negative pid).
+  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
+  await killGroup(child);
+  const status = await within(5000, "the child to be killed", child.status);
+  assert.equal(status.signal, "SIGKILL");
+  assert.ok(!alive(child.pid), `process ${child.pid} outlived killGroup()`);
 });
