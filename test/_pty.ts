@@ -233,14 +233,14 @@ export async function doneWithoutPrompt(
  * another sequence, a character.
  */
 const TERMINAL_TOKEN = new RegExp(
-  `${ESC}\\[([012]?)K|${ESC}\\[(0?)J|${ESC}\\[[0-9;?]*[A-Za-z]|[^]`,
+  `${ESC}\\[([012]?)K|${ESC}\\[(0?)J|${ESC}\\[(\\d*)A|${ESC}\\[[0-9;?]*[A-Za-z]|[^]`,
   "gu",
 );
 
 /**
  * What a terminal `width` columns wide shows once its control sequences are obeyed, row by row: a
- * line longer than the width wraps to the next row, and `\r`, erase-in-line and erase-below act
- * on the row the cursor is on, as a terminal does.
+ * line longer than the width wraps to the next row, `\r`, erase-in-line and erase-below act on the
+ * row the cursor is on, and cursor-up moves it up, as a terminal does.
  */
 export function visibleLines(screen: string, width = Infinity): string[] {
   const rows: string[][] = [[]];
@@ -251,10 +251,11 @@ export function visibleLines(screen: string, width = Infinity): string[] {
     column = 0;
     rows[row] ??= [];
   };
-  for (const [token, erase, below] of screen.matchAll(TERMINAL_TOKEN)) { // colours are skipped
+  for (const [token, erase, below, up] of screen.matchAll(TERMINAL_TOKEN)) { // colours: skipped
     const line = rows[row];
     if (token === "\n") nextRow();
     else if (token === "\r") column = 0;
+    else if (up !== undefined) row = Math.max(0, row - Number(up || 1));
     else if (below !== undefined) {
       line.length = Math.min(line.length, column);
       rows.length = row + 1;

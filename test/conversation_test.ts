@@ -28,7 +28,7 @@ import {
   traced,
   turnsOf,
 } from "./_run.ts";
-import { hasScript, inTerminal } from "./_pty.ts";
+import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
 import { scratchDir, scratchFile } from "./_scratch.ts";
 
 const NO_TOOL_ANSWER =
@@ -476,6 +476,36 @@ Deno.test("--sessions: lists mm's sessions, most recent first: id, last update, 
   const json = await runClient({ env: state, args: ["--sessions", "--json"] });
   const { sessions } = JSON.parse(json.stdout);
   assert.deepEqual(sessions.map((s: { sessionId: string }) => s.sessionId), [newest[0], older[0]]);
+});
+
+Deno.test({
+  name: "--sessions: at a terminal a long title is cut to the width, one row per session",
+  ignore: !hasScript,
+  async fn() {
+    const state = stateDir();
+    const question = "How much memory is free on my machine, and how much of it is used by caches?";
+    const first = await runClient({ env: state, noTrace: true, args: [question] });
+    assert.equal(first.code, 0, first.stderr);
+    const session = discovery(first.log).session;
+    const terminal = inTerminal(`stty cols 80; ${clientCommand(["--mm", MM_SIM, "--sessions"])}`, {
+      env: state,
+    });
+    const { code, screen } = await terminal.done(20_000);
+    assert.equal(code, 0, JSON.stringify(screen));
+    const rows = visibleLines(screen, 80);
+    const at = rows.findIndex((row) => row.startsWith(`${session}  `));
+    assert.ok(at >= 0, rows.join("\n"));
+    // Cut to 79 columns (the last is left free; a space there is not seen): id and date whole.
+    const columns = [...rows[at]].length;
+    assert.ok(columns === 78 || columns === 79, `${columns} columns: ${rows[at]}`);
+    assert.match(rows[at], new RegExp(`^${session}  \\S+  How much memory is free on my`));
+    assert.ok(rows.slice(at + 1).every((row) => row === ""), rows.join("\n"));
+    // Off a terminal the line is whole.
+    const piped = await runClient({ env: state, noTrace: true, args: ["--sessions"] });
+    assert.ok(
+      piped.out[0].endsWith("  How much memory is free on my machine, and how much of it…"),
+    );
+  },
 });
 
 Deno.test("--sessions: follows session/list's nextCursor to the last page", async () => {

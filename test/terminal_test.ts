@@ -107,6 +107,46 @@ Deno.test({
   },
 });
 
+/** What a terminal shows once it was narrowed to `width`, at `marker` in its output, and went on. */
+function narrowedAt(screen: string, marker: string, before: number, width: number): string[] {
+  const at = screen.indexOf(marker);
+  assert.ok(at >= 0, `the terminal was never narrowed: ${JSON.stringify(screen)}`);
+  // The rows so far are rewrapped to the new width, as a terminal that reflows does, and the
+  // cursor stays where it was in its line: at the start of the progress line's first row.
+  const shown = visibleLines(screen.slice(0, at), before);
+  const last = shown.at(-1) ?? "";
+  const rewrapped = [...shown.slice(0, -1), last].join("\n");
+  const up = Math.max(0, Math.ceil([...last].length / width) - 1);
+  const cursor = `\r${up > 0 ? `\x1b[${up}A` : ""}`;
+  return visibleLines(rewrapped + cursor + screen.slice(at + marker.length), width);
+}
+
+Deno.test({
+  name:
+    "terminal: once the terminal is narrowed, the progress line is redrawn to the new width and no piece of the wider one stays",
+  ignore: !hasScript,
+  async fn() {
+    const marker = "\x1b[?7h"; // autowrap on, as it already is: what the narrowing is known by
+    const narrow = `(sleep 1.5; stty cols 20 < /dev/tty; printf '\\033[?7h')`;
+    const terminal = inTerminal(
+      `stty cols 100; ${narrow} & ${clientCommand(["--mm", MM_SIM, "How much memory?"])}; wait`,
+      { env: { MM_SIM_THINK_MS: "3000" }, deadlineMs: 20_000 },
+    );
+    await terminal.waitFor(marker, 10_000);
+    await sleep(600); // some redraws at the new width
+    const during = narrowedAt(terminal.screen(), marker, 100, 20);
+    const progress = during.filter((row) => SPINNER.test(row) || /waiting|… \d+ s/.test(row));
+    assert.equal(progress.length, 1, JSON.stringify(during));
+    assert.ok([...progress[0]].length < 20, JSON.stringify(progress));
+    assert.match(progress[0], /^. waiting for.* … \d+ s$/);
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const after = narrowedAt(screen, marker, 100, 20);
+    assert.ok(!after.some((row) => SPINNER.test(row) || row.includes("waiting")), after.join("\n"));
+    assert.ok(after.includes("[end_turn]"), after.join("\n"));
+  },
+});
+
 Deno.test({
   name:
     "terminal: while an agent's own tool call runs, the progress line waits for it by its title",
