@@ -498,7 +498,7 @@ Deno.test({
     // Cut to 79 columns (the last is left free; a space there is not seen): id and date whole.
     const columns = [...rows[at]].length;
     assert.ok(columns === 78 || columns === 79, `${columns} columns: ${rows[at]}`);
-    assert.match(rows[at], new RegExp(`^${session}  \\S+  How much memory is free on my`));
+    assert.match(rows[at], new RegExp(`^${session}  \\S+  How much memory is free on`));
     assert.ok(rows.slice(at + 1).every((row) => row === ""), rows.join("\n"));
     // Off a terminal the line is whole.
     const piped = await runClient({ env: state, noTrace: true, args: ["--sessions"] });
