@@ -503,7 +503,7 @@ Deno.test({
     // Off a terminal the line is whole.
     const piped = await runClient({ env: state, noTrace: true, args: ["--sessions"] });
     assert.ok(
-      piped.out[0].endsWith("  How much memory is free on my machine, and how much of it…"),
+      piped.out[0].endsWith("  How much memory is free on my machine, and how much of it i…"),
     );
   },
 });
