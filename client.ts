@@ -317,7 +317,7 @@ class Run {
   textBreak = false; // the next text starts a line: it follows a tool call or a block
   readonly child: Deno.ChildProcess;
   readonly connection: Connection;
-  readonly log: Promise<void>; // settles when mm's stderr has ended, every line passed on
+  readonly log: MmLog;
   readonly failed: Promise<never>;
   fail!: (error: ClientError) => void;
 
@@ -343,7 +343,8 @@ class Run {
   }
   /** mm exited: once its last frames and log lines are read, the run ends, naming what mm left. */
   async #exited({ code, signal }: Deno.CommandStatus): Promise<void> {
-    await Promise.race([Promise.all([this.connection.reading, this.log]), delay(1000)]);
+    await Promise.race([Promise.all([this.connection.reading, this.log.ended]), delay(1000)]);
+    this.log.release(); // its last words before the client's line about its end
     const how = signal ? `signal ${signal}` : `code ${code}`;
     let before = "the next question";
     if (this.stage === "opening") before = `answering ${this.asking}`;
@@ -378,29 +379,35 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
 /**
  * mm's own log, its stderr, passed on byte for byte through the client's output, whole lines as
  * they come (the progress line erased first); a line over 64 KiB in pieces, so a flood is bounded.
+ * `release()` passes on the start of a line not ended yet: mm has exited, a helper may hold on.
  */
-async function forwardLog(child: Deno.ChildProcess, out: Output): Promise<void> {
-  let held: Uint8Array[] = []; // the start of a line not ended yet
+function forwardLog(child: Deno.ChildProcess, out: Output): MmLog {
+  let held: Uint8Array[] = [];
   let size = 0;
   const release = () => {
     for (const part of held) out.put(out.stderr, part);
     held = [];
     size = 0;
   };
-  try {
-    for await (const chunk of child.stderr) {
-      const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
-      if (end > 0) {
-        held.push(chunk.subarray(0, end));
-        release();
+  const read = async () => {
+    try {
+      for await (const chunk of child.stderr) {
+        const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
+        if (end > 0) {
+          held.push(chunk.subarray(0, end));
+          release();
+        }
+        if (end < chunk.length) held.push(chunk.subarray(end));
+        size += chunk.length - end;
+        if (size > 64 * 1024) release();
       }
-      if (end < chunk.length) held.push(chunk.subarray(end));
-      size += chunk.length - end;
-      if (size > 64 * 1024) release();
-    }
-  } catch { /* mm's stderr is gone: what was read is still shown */ }
-  release();
+    } catch { /* mm's stderr is gone: what was read is still shown */ }
+    release();
+  };
+  return { ended: read(), release };
 }
+/** mm's log as it is passed on: `ended` settles once mm's stderr is closed and all shown. */
+type MmLog = { ended: Promise<void>; release(): void };
 
 /** The whole conversation: `initialize`, a session, then one turn per question. */
 async function converse(run: Run): Promise<number> {
@@ -821,7 +828,7 @@ async function endMm(run: Run, graceful: boolean): Promise<void> {
   const exited = run.connection.close().then(() => run.child.status);
   if (graceful) await Promise.race([exited, delay(EXIT_GRACE_MS)]);
   await killGroup(run.child);
-  await Promise.race([run.log, delay(500)]);
+  await Promise.race([run.log.ended, delay(500)]);
 }
 /**
  * Kills a child's process group, and waits (a second at most) until the child is gone, not just
