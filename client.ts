@@ -625,7 +625,7 @@ function showAnswerChunk(run: Run, content: unknown, to: Stream, style?: number)
   const isText = field(content, "type") === "text";
   if (text === "") return; // an empty chunk only carries _meta
   if (out.quiet && run.replaying) return;
-  if (isText && !run.replaying) run.answer += text;
+  if (isText) run.answer += text; // a replay's comes before the turn, which starts afresh
   // Text that follows a tool call or another block starts on a line of its own.
   if (run.textBreak && to.open && !out.quiet) out.print(to, "\n");
   run.textBreak = !isText;
