@@ -842,7 +842,9 @@ const scenarios: Record<string, () => Promise<void>> = {
     await announce("u1", "never finished", "execute", "in_progress");
     await endTurn(prompt);
     prompt = await next(request("session/prompt"));
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "." } });
+    await new Promise((resolve) => setTimeout(resolve, 1700));
     await chunk("Thought about it.");
     await endTurn(prompt);
   },
