@@ -285,11 +285,13 @@ Deno.test({
     const filed = inTerminal(`${clientCommand(["--mm", MM_SIM, "-"])} > '${answer}'`, {
       deadlineMs: 20_000,
     });
-    await filed.waitFor(hint, 10_000);
+    await sleep(500); // typed ahead, as a person may: the terminal holds it for the client
     await filed.type("How much RAM?\n");
     await sleep(200);
     await filed.type("\x04");
-    assert.equal((await filed.done()).code, 0);
+    const done = await filed.done();
+    assert.equal(done.code, 0);
+    assert.ok(done.screen.includes(hint), JSON.stringify(done.screen));
     assert.ok(Deno.readTextFileSync(answer).includes("❓ How much RAM?"));
     const piped = inTerminal(`echo 'How much RAM?' | ${clientCommand(["--mm", MM_SIM, "-"])}`, {
       deadlineMs: 20_000,
