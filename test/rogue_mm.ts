@@ -869,6 +869,9 @@ const scenarios: Record<string, () => Promise<void>> = {
     await announce("r4", "Early raw", "read");
     await callUpdate("r4", { status: "in_progress", rawOutput: "read early" });
     await callUpdate("r4", { status: "completed" });
+    const twenty = Array.from({ length: 20 }, (_, i) => `row ${i + 1}`).join("\n");
+    await announce("r5", "Twenty rows", "read");
+    await callUpdate("r5", { status: "completed", rawOutput: twenty });
     await endTurn(prompt);
   },
   async "diff-terminal"() {
