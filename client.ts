@@ -581,6 +581,7 @@ async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<st
   }
 }
 
+// ─── 4. What the user sees ───────────────────────────────────────────────────
 /** A notification from mm: a `session/update` is shown; the others are not for the user. */
 function notified(run: Run, method: string, params: unknown): void {
   if (method !== "session/update") return;
@@ -763,6 +764,7 @@ function blockText(block: unknown): string {
   return `[${typeof type === "string" ? type : "unknown"}]`;
 }
 
+// ─── 5. Interrupts and the end ───────────────────────────────────────────────
 /** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
 const SAME_KEYPRESS_MS = 300;
 /** How long mm gets to end a turn after `session/cancel`, and to exit once its stdin is closed. */
@@ -844,7 +846,7 @@ export async function killGroup(child: Deno.ChildProcess): Promise<void> {
   await Promise.race([child.status, delay(1000)]);
 }
 
-// ─── 4. Output: the conversation, diagnostics, the progress line ─────────────
+// ─── 6. Output: the conversation, diagnostics, the progress line ─────────────
 /** ANSI styles. */
 const DIM = 2;
 const RED = 31;
@@ -1044,7 +1046,7 @@ function controlPicture(char: string): string {
   return String.fromCharCode(0x2400 + char.charCodeAt(0));
 }
 
-// ─── 5. Framing ──────────────────────────────────────────────────────────────
+// ─── 7. Framing ──────────────────────────────────────────────────────────────
 /** A line longer than a {@linkcode LineReader} accepts. */
 export class LineTooLongError extends Error {
   /** A line longer than `limit` bytes. */
@@ -1148,7 +1150,7 @@ export function parseFrame(line: string): Frame {
   return bad(validId ? id : null, -32600, "Invalid Request");
 }
 
-// ─── 6. The connection ───────────────────────────────────────────────────────
+// ─── 8. The connection ───────────────────────────────────────────────────────
 /** A JSON-RPC error, to answer a request with, or received as an answer. */
 class RpcError extends Error {
   constructor(readonly code: number, message: string) {
@@ -1330,7 +1332,7 @@ function errorReply(error: unknown): { error: { code: number; message: string } 
   return { error: { code: -32603, message: `Internal error: ${errorText(error)}` } };
 }
 
-// ─── 7. The command line and the agent file ──────────────────────────────────
+// ─── 9. The command line and the agent file ──────────────────────────────────
 /** The default question. */
 export const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
@@ -1508,7 +1510,7 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
   return [`${sets}.discovery: ${config.discovery}, but the client announces ${announced}; ${then}`];
 }
 
-// ─── 8. Checking TOOLS, and the arguments of a call ─────────────────────────
+// ─── 10. Checking TOOLS, and the arguments of a call ────────────────────────
 /**
  * What is wrong with `TOOLS`, if anything, by mm's rules for a list (acp-client-tools.md,
  * "Validation d'une liste": a name, a `method` that starts with `_`, an `inputSchema` of type
