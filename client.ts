@@ -614,9 +614,9 @@ function showUpdate(run: Run, update: unknown): void {
     case "tool_call":
     case "tool_call_update":
       return showToolCall(run, update, to, style);
-    default:
-      if (!options.verbose) return;
-      for (const line of detailLines(kind, update)) out.note(line, DIM);
+    default: // a kind this client does not know shows nothing
+      if (!options.verbose || !Object.hasOwn(DETAILS, String(kind))) return;
+      for (const line of DETAILS[String(kind)](update)) out.note(line, DIM);
   }
 }
 /** A piece of the agent's answer, as it streams; a replayed one is not this turn's answer. */
@@ -633,36 +633,33 @@ function showAnswerChunk(run: Run, content: unknown, to: Stream, style?: number)
   if (isText) out.print(to, text, style);
   else out.line(to, text, style);
 }
-/** What `--verbose` shows of an update that is not the conversation: a plan, usage, a setting. */
-function detailLines(kind: unknown, update: unknown): string[] {
-  switch (kind) {
-    case "plan": {
-      const entries = list(field(update, "entries"));
-      return ["plan:", ...entries.map((e) => `  [${field(e, "status")}] ${field(e, "content")}`)];
-    }
-    case "usage_update": {
-      const [used, size, cost] = fields(update, "used", "size", "cost");
-      const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
-      return [`usage: ${used} of ${size} tokens${paid}`];
-    }
-    case "available_commands_update": {
-      const names = list(field(update, "availableCommands")).map((c) => `/${field(c, "name")}`);
-      return [`commands: ${names.join(", ")}`];
-    }
-    case "current_mode_update":
-      return [`mode: ${field(update, "currentModeId")}`];
-    case "session_info_update": {
-      const title = field(update, "title");
-      return typeof title === "string" ? [`title: ${title}`] : [];
-    }
-    case "config_option_update": {
-      const settings = list(field(update, "configOptions"));
-      return settings.map((o) => `config: ${field(o, "id")} = ${field(o, "currentValue")}`);
-    }
-    default: // a kind this client does not know: nothing to show
-      return [];
-  }
-}
+/** What `--verbose` shows of the updates that are not the conversation: plans, usage, settings. */
+const DETAILS: Record<string, (update: unknown) => string[]> = {
+  plan: (update) => [
+    "plan:",
+    ...list(field(update, "entries")).map((e) =>
+      `  [${field(e, "status")}] ${field(e, "content")}`
+    ),
+  ],
+  usage_update: (update) => {
+    const [used, size, cost] = fields(update, "used", "size", "cost");
+    const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
+    return [`usage: ${used} of ${size} tokens${paid}`];
+  },
+  available_commands_update: (update) => {
+    const names = list(field(update, "availableCommands")).map((c) => `/${field(c, "name")}`);
+    return [`commands: ${names.join(", ")}`];
+  },
+  current_mode_update: (update) => [`mode: ${field(update, "currentModeId")}`],
+  session_info_update: (update) => {
+    const title = field(update, "title");
+    return typeof title === "string" ? [`title: ${title}`] : [];
+  },
+  config_option_update: (update) =>
+    list(field(update, "configOptions")).map((o) =>
+      `config: ${field(o, "id")} = ${field(o, "currentValue")}`
+    ),
+};
 
 /** A tool call as shown: its title, its content lines, its `rawOutput`, whether it is done. */
 type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
@@ -1008,28 +1005,18 @@ function describeStream(stream: Stream, fd: number): StreamFacts {
 /** Characters a terminal shows two columns wide: East Asian scripts, most emoji. */
 const WIDE =
   /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\u{1f300}-\u{1faff}]/u;
-/**
- * `text` and `tail` cut to one row of the terminal, `text` first, so the tail stays in sight; the
- * last column is left free: some terminals wrap there.
- */
+/** `text`, cut so that it and `tail` fit one row of the terminal, its last column left free. */
 function fit(text: string, tail = ""): string {
   const width = attempt(() => Deno.consoleSize().columns, 0) || 80;
   const columns = (char: string) => WIDE.test(char) ? 2 : 1;
-  let line = text;
-  let end = tail;
-  let used = [...tail].reduce((sum, char) => sum + columns(char), 0);
-  if (used >= width) { // no room for the tail either: the two are cut as one text
-    line = text + tail;
-    end = "";
-    used = 0;
-  }
+  let room = width - 1 - [...tail].reduce((sum, char) => sum + columns(char), 0);
   let kept = "";
-  for (const char of line) {
-    used += columns(char);
-    if (used >= width) break;
+  for (const char of text) {
+    room -= columns(char);
+    if (room < 0) break;
     kept += char;
   }
-  return kept + end;
+  return kept + tail;
 }
 /**
  * Shows control characters other than newline and tab as symbols (`\x1b` as `␛`), so text on a
@@ -1514,8 +1501,8 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
 /**
  * What is wrong with `TOOLS`, if anything, by mm's rules for a list (acp-client-tools.md,
  * "Validation d'une liste": a name, a `method` that starts with `_`, an `inputSchema` of type
- * `"object"`, one model-side name each) and the client's own (a `call`; one `method` each, as calls
- * are dispatched by it). mm would skip a broken entry in silence; the client stops before mm
+ * `"object"`, one model-side name each) and the client's own (one `method` each, as calls are
+ * dispatched by it). mm would skip a broken entry in silence; the client stops before mm
  * starts. Entries count from 0, as `TOOLS[1]` does.
  */
 export function checkTools(tools: readonly Tool[]): string | undefined {
@@ -1527,7 +1514,6 @@ export function checkTools(tools: readonly Tool[]): string | undefined {
 }
 /** What is wrong with one entry of `TOOLS`, given the entries before it. */
 function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
-  if (!isObject(tool)) return "not a tool description (an object)";
   if (typeof tool.name !== "string" || tool.name === "") return "no name";
   const method = typeof tool.method === "string" ? tool.method : "";
   if (!method.startsWith("_")) {
@@ -1539,7 +1525,6 @@ function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
   if (type !== undefined && type !== "object") {
     return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
   }
-  if (typeof tool.call !== "function") return "call must be a function that answers the tool";
   const name = modelName(tool.name);
   const sameName = before.findIndex((other) => modelName(other.name) === name);
   if (sameName >= 0) {
