@@ -7,13 +7,9 @@
  * discovery), or in its answer to `_org.mini-me/tools/list` (`request`). mm's model calls each as
  * `client_<name>`, and mm forwards the call to the client as a request for the tool's `method`.
  *
- * To lend a tool of your own, add one entry to `TOOLS`. The list mm sees, the check of the model's
- * arguments, the dispatch of calls, the permission policy and the log line follow from it.
- *
- * The file reads in the order of a session: the tools (`TOOLS`, `answerRequest()`, `hostInfo()`),
- * the run as it happens (`main()`: start mm, `initialize`, the session, a turn, `showUpdate()`, the
- * end), then the plumbing: output, framing, the connection, the command line, the checks of
- * `TOOLS`.
+ * To lend a tool of your own, add one entry to `TOOLS`: everything else follows from it. The file
+ * reads in the order of a session: the tools, the run as it happens, what the user sees, then the
+ * plumbing (output, framing, the connection, the command line, the checks of `TOOLS`).
  *
  * @module
  */
@@ -172,8 +168,9 @@ function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string)
 const TOPICS: Record<Topic, ReturnType<typeof fact>> = {
   os: fact(["osRelease", "hostname"], () => OS_TEXT()),
   cpu: fact(["cpus", "loadavg"], () => {
+    const count = navigator.hardwareConcurrency;
     const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
-    return `${navigator.hardwareConcurrency} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
+    return `${count} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
   }),
   memory: fact(["systemMemoryInfo"], () => {
     const { available, total } = Deno.systemMemoryInfo();
@@ -848,25 +845,21 @@ export async function killGroup(child: Deno.ChildProcess): Promise<void> {
 const DIM = 2;
 const RED = 31;
 const ENCODER = new TextEncoder();
-/** An output stream: stdout or stderr. */
-class Stream {
-  readonly terminal: boolean;
-  readonly colour: boolean;
-  open = false; // its last line is not ended
-  gone = false; // its reader went away
-  constructor(readonly file: typeof Deno.stdout) {
-    this.terminal = file.isTerminal();
-    // no-color.org: no colour when NO_COLOR is set and not empty; a dumb terminal has none.
-    this.colour = this.terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
-  }
+/** stdout or stderr: a terminal or not, in colour or not, its last line open, its reader gone. */
+function stream(file: typeof Deno.stdout) {
+  const terminal = file.isTerminal();
+  // no-color.org: no colour when NO_COLOR is set and not empty; a dumb terminal has none.
+  const colour = terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
+  return { file, terminal, colour, open: false, gone: false };
 }
+type Stream = ReturnType<typeof stream>;
 /**
  * stdout, the conversation, and stderr, diagnostics; on one terminal, pipe or file, a line open on
  * one is ended before the other writes. A tick's output goes out in one write per stream, in order.
  */
 class Output {
-  readonly stdout = new Stream(Deno.stdout);
-  readonly stderr = new Stream(Deno.stderr);
+  readonly stdout = stream(Deno.stdout);
+  readonly stderr = stream(Deno.stderr);
   readonly progress = this.stderr.terminal && readEnv("TERM") !== "dumb"; // can erase a line
   quiet = false; // --quiet: stdout is the answer text alone, and no `[client]` progress lines
   json = false; // --json: stdout is JSON lines, written by record(), and nothing else
@@ -1594,11 +1587,7 @@ const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolea
   ["null", { words: "null", test: (value) => value === null }],
 ]);
 /** A value as JSON, cut to 40 characters, for an error text. */
-function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  if (text.length <= 40) return text;
-  return `${text.slice(0, 39)}…`;
-}
+const preview = (value: unknown) => JSON.stringify(value).slice(0, 40);
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
 /** The longest delay a timer takes (about 24.8 days); a longer timeout never fires. */
