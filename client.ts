@@ -83,10 +83,7 @@ function answerRequest(run: Run, method: string, params: unknown, signal: AbortS
   }
   throw new RpcError(-32601, "Method not found"); // fs/*, terminal/*, unknown extensions: not lent
 }
-/**
- * One call: the `[client] <name> {args} (session …)` line, the arguments checked, then the tool.
- * Its throw or rejection is its failure, not the client's: an error result, and a line on stderr.
- */
+/** One call: its `[client]` line, its arguments checked, the tool; a throw is an error result. */
 function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   const { args, sessionId } = readToolCall(params);
   run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
@@ -106,10 +103,7 @@ function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
     return failed(error);
   }
 }
-/**
- * What a tool call carries (acp-client-tools.md, "Requête"): the model's arguments at the top of
- * `params`, the session in `params._meta["org.mini-me/sessionId"]` (`?` when absent).
- */
+/** A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête". */
 export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
   if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
   const { _meta, ...args } = params;
@@ -137,10 +131,7 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
   if (allow) return choosePermission(options, false);
   return { outcome: "cancelled" };
 }
-/**
- * Answers a permission request and shows its call (an agent may ask for one it never announced),
- * a refusal on stdout too. After `session/cancel`, ACP says each is answered `cancelled`.
- */
+/** Answers a permission, shows its call and a refusal; after `session/cancel`, cancelled. */
 function answerPermission(run: Run, params: unknown): Outcome {
   const [toolCall, options] = fields(params, "toolCall", "options");
   const call = seeCall(run, toolCall, run.out.stdout);
@@ -194,9 +185,8 @@ const CPU_MODEL = once(() => {
 });
 
 /**
- * Runs `host_info` for a topic its schema has checked. What a schema cannot say is an error result
- * the model can act on, never an exception: a `--allow-sys` name not given (asked first, so that
- * Deno never prompts), a fact the system would not give.
+ * Runs `host_info` for a topic its schema has checked. What a schema cannot say is an error result:
+ * a `--allow-sys` name not given (asked first, so Deno never prompts), a fact the system refuses.
  */
 export function hostInfo(topic: Topic): ToolResult {
   const { needs, allowed, read } = TOPICS[topic];
@@ -238,10 +228,7 @@ export class ClientError extends Error {
   }
 }
 
-/**
- * Runs the client with a command line and returns the exit code. Every failure is one `error: …`
- * line on stderr, never a stack trace, and no mm process outlives the client.
- */
+/** Runs the client; every failure is one `error: …` line, and no mm process outlives the run. */
 export async function main(argv: readonly string[]): Promise<number> {
   const out = new Output();
   let run: Run | undefined;
@@ -282,7 +269,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   out.flush();
   return code;
 }
-/** The one `error: …` line of a failed run (and the usage, for a usage error); with `--json` too. */
+/** The `error: …` line of a failed run, the usage after a usage error; with `--json`, a line too. */
 function reportFailure(out: Output, argv: readonly string[], error: unknown, code: number): void {
   if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
   const message = errorText(error);
@@ -374,9 +361,8 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
   }
 }
 /**
- * mm's own log, its stderr, passed on byte for byte through the client's output, whole lines as
- * they come (the progress line erased first); a line over 64 KiB in pieces, so a flood is bounded.
- * `release()` passes on the start of a line not ended yet: mm has exited, a helper may hold on.
+ * mm's stderr, passed on byte for byte, whole lines as they come (a line over 64 KiB in pieces, so
+ * a flood is bounded); `release()` passes on a line not ended yet, once mm has exited.
  */
 function forwardLog(child: Deno.ChildProcess, out: Output): MmLog {
   let held: Uint8Array[] = [];
@@ -475,10 +461,7 @@ async function listSessions(run: Run, capabilities: unknown): Promise<unknown[]>
   return sessions;
 }
 
-/**
- * Opens the session: `session/new`, or for `--resume` `session/resume` (else `session/load`, a
- * replay). In `request` mode mm first asks for the tools (acp-client-tools.md, "Mode request").
- */
+/** Opens the session: `session/new`, or for `--resume` `session/resume`, else `session/load`. */
 async function openSession(run: Run, capabilities: unknown): Promise<void> {
   const { options } = run;
   const params = { sessionId: options.resume, cwd: Deno.cwd(), mcpServers: [] };
@@ -589,10 +572,7 @@ function notified(run: Run, method: string, params: unknown): void {
   const running = [...run.calls.values()].findLast((call) => !call.done);
   run.out.waitFor(running?.title ?? "the model");
 }
-/**
- * Shows one `session/update`: a `case` per kind the user sees, a `default` for the rest: with
- * `--verbose`, thoughts, plans, usage and settings go to stderr; so does a replay, dimmed.
- */
+/** Shows one `session/update`: a `case` per kind the user sees; a replay goes to stderr, dimmed. */
 function showUpdate(run: Run, update: unknown): void {
   const { out, options } = run;
   const [kind, content] = fields(update, "sessionUpdate", "content");
@@ -682,9 +662,8 @@ function rawOutputLines(raw: unknown): string[] {
   return [...all.slice(0, 20), `… (${all.length - 20} more lines)`];
 }
 /**
- * Of a call's content, the lines not shown yet. ACP: an update's `content` replaces the call's; so
- * when it extends what was shown, only the new part (a last line that grew is shown again, whole);
- * otherwise all of it.
+ * Of a call's content, the lines not shown yet. ACP: an update's `content` replaces the call's: one
+ * that extends what was shown adds its new part (a last line that grew, again whole), else all.
  */
 function unshown(shown: string[], lines: string[]): string[] {
   const last = shown.length - 1;
@@ -694,10 +673,7 @@ function unshown(shown: string[], lines: string[]): string[] {
   if (lines[last] === shown[last]) return lines.slice(last + 1);
   return lines.slice(last);
 }
-/**
- * The call an update or a permission request is about. Each call is shown once, when first seen,
- * and again when renamed, so that the command that runs is always visible (`🛠️ Terminal → ls`).
- */
+/** The call an update or a permission is about: shown when first seen, and when renamed. */
 function seeCall(run: Run, toolCall: unknown, to: Stream, style?: number): Call {
   const id = String(field(toolCall, "toolCallId") ?? "");
   const title = field(toolCall, "title");
@@ -815,10 +791,7 @@ function watchSilence(run: Run): () => void {
   return () => clearTimeout(timer);
 }
 
-/**
- * Ends mm: after a conversation that ended, closes its stdin and gives it time to exit; then kills
- * its process group (an agent may run helpers of its own), and passes on mm's last lines.
- */
+/** Ends mm: its stdin closed, time to exit after a conversation, then its process group killed. */
 async function endMm(run: Run, graceful: boolean): Promise<void> {
   clearTimeout(run.cancelled?.timer);
   const exited = run.connection.close().then(() => run.child.status);
@@ -827,9 +800,8 @@ async function endMm(run: Run, graceful: boolean): Promise<void> {
   await Promise.race([run.log.ended, delay(500)]);
 }
 /**
- * Kills a child's process group, and waits (a second at most) until the child is gone, not just
- * signalled. Where the group cannot be signalled (Windows refuses a negative pid; a child that
- * leads no group), the child itself is killed.
+ * Kills a child's process group and waits (a second at most) until it is gone; where the group
+ * cannot be signalled (Windows refuses a negative pid; a child that leads none), the child itself.
  */
 export async function killGroup(child: Deno.ChildProcess): Promise<void> {
   try {
@@ -975,19 +947,15 @@ const ERASE = "\r\x1b[J";
 /** What tells two output streams apart: a terminal, or the file's device and inode. */
 export type StreamFacts = { terminal: boolean; dev?: number; ino?: number | null };
 /**
- * Whether stdout and stderr are one terminal, pipe or file. Two terminals are taken for one, a
- * terminal and a file for two; two files are one when they have one inode, and two where the
- * system gives no inode (Windows), never a guess that glues lines of one into the other.
+ * Whether stdout and stderr are one terminal, pipe or file: two terminals are one; two files are
+ * one if they share an inode, and two where the system gives none (Windows): never lines glued.
  */
 export function sameStream(out: StreamFacts, err: StreamFacts): boolean {
   if (out.terminal || err.terminal) return out.terminal && err.terminal;
   if (!out.ino || !err.ino) return false;
   return out.dev === err.dev && out.ino === err.ino;
 }
-/**
- * A stream's {@linkcode StreamFacts}; a file's inode comes from `node:fs`, which Deno has no API
- * for, loaded only when neither stream is a terminal.
- */
+/** A stream's facts; a file's inode is `node:fs`'s (Deno has no API), loaded only when needed. */
 function describeStream(stream: Stream, fd: number): StreamFacts {
   if (stream.terminal) return { terminal: true };
   const { fstatSync } = process.getBuiltinModule("node:fs");
@@ -1145,11 +1113,9 @@ const MAX_UNWRITTEN = 1024 * 1024;
 const CANCELLED = { error: { code: -32800, message: "Request cancelled" } };
 
 /**
- * JSON-RPC over mm's pipes, in three parts: writing frames (a tick's frames go out in one write),
- * reading them (a chunk's lines are handled synchronously: an async iterator per line measured
- * 0.61× the throughput; reading pauses while answers pile up unwritten), and answering mm's
- * requests through `answerRequest()` (at once, or when a promise settles, or as `-32800` when mm
- * cancels it). mm's notifications go to `notified()`.
+ * JSON-RPC over mm's pipes: writing frames (a tick's in one write), reading them (a chunk's lines
+ * at once, paused while answers pile up unwritten), and answering mm's requests (now, when a
+ * promise settles, or `-32800` if mm cancels). Notifications go to `notified()`.
  */
 class Connection {
   /** Settles when mm's stdout has ended and each frame on it was handled. */
@@ -1362,10 +1328,7 @@ export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>[
   seconds: number;
   turnSeconds?: number;
 };
-/**
- * Parses the command line, or throws a {@linkcode ClientError} (exit 2) naming what is wrong. A
- * first `--` is dropped: `deno task demo -- --request` passes it through.
- */
+/** The options, or a usage error (exit 2); a first `--` (`deno task`'s) is dropped. */
 export function parseCommandLine(argv: readonly string[]): Options {
   const args = argv[0] === "--" ? argv.slice(1) : [...argv];
   // Read loosely, then checked token by token: a value that starts with `-` (`--timeout -1`) is
@@ -1492,11 +1455,9 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
 
 // ─── 10. Checking TOOLS, and the arguments of a call ────────────────────────
 /**
- * What is wrong with `TOOLS`, if anything, by mm's rules for a list (acp-client-tools.md,
- * "Validation d'une liste": a name, a `method` that starts with `_`, an `inputSchema` of type
- * `"object"`, one model-side name each) and the client's own (one `method` each, as calls are
- * dispatched by it). mm would skip a broken entry in silence; the client stops before mm
- * starts. Entries count from 0, as `TOOLS[1]` does.
+ * What is wrong with `TOOLS`, by mm's rules (acp-client-tools.md, "Validation d'une liste") and
+ * the client's (one `method` each: calls are dispatched by it). mm would skip a broken entry in
+ * silence; the client stops before mm starts. Entries count from 0, as `TOOLS[1]` does.
  */
 export function checkTools(tools: readonly Tool[]): string | undefined {
   for (const [index, tool] of tools.entries()) {
@@ -1540,10 +1501,9 @@ export function modelName(name: string): string {
 }
 
 /**
- * The mismatch of a call's arguments with its tool's `inputSchema`, in words the model can act on:
- * a `required` property missing, a property not of its `type` or not in its `enum`. mm checks only
- * `required`, and takes `enum` out of what the model sees (acp-client-tools.md, "Le schéma tel que
- * le voit le modèle"): a model may send anything else.
+ * A call's arguments against its tool's `inputSchema`: `required`, each `type` and `enum`. mm
+ * checks only `required`, and hides `enum` from the model (acp-client-tools.md, "Le schéma tel que
+ * le voit le modèle"): a model may send anything else. The mismatch, in words it can act on.
  */
 export function checkArguments(
   tool: Pick<Tool, "name" | "inputSchema">,
