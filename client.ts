@@ -269,7 +269,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   out.flush();
   return code;
 }
-/** The `error: …` line of a failed run, the usage after a usage error; with `--json`, a line too. */
+/** A failed run's `error: …` line, the usage after a usage error; with `--json`, a line too. */
 function reportFailure(out: Output, argv: readonly string[], error: unknown, code: number): void {
   if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
   const message = errorText(error);
