@@ -7,13 +7,9 @@
  * discovery), or in its answer to `_org.mini-me/tools/list` (`request`). mm's model calls each as
  * `client_<name>`, and mm forwards the call to the client as a request for the tool's `method`.
  *
- * To lend a tool of your own, add one entry to `TOOLS`. The list mm sees, the check of the model's
- * arguments, the dispatch of calls, the permission policy and the log line follow from it.
- *
- * The file reads in the order of a session: the tools (`TOOLS`, `answerRequest()`, `hostInfo()`),
- * the run as it happens (`main()`: start mm, `initialize`, the session, a turn, `showUpdate()`, the
- * end), then the plumbing: output, framing, the connection, the command line, the checks of
- * `TOOLS`.
+ * To lend a tool of your own, add one entry to `TOOLS`: everything else follows from it. The file
+ * reads in the order of a session: the tools, the run as it happens, what the user sees, then the
+ * plumbing (output, framing, the connection, the command line, the checks of `TOOLS`).
  *
  * @module
  */
@@ -87,10 +83,7 @@ function answerRequest(run: Run, method: string, params: unknown, signal: AbortS
   }
   throw new RpcError(-32601, "Method not found"); // fs/*, terminal/*, unknown extensions: not lent
 }
-/**
- * One call: the `[client] <name> {args} (session …)` line, the arguments checked, then the tool.
- * Its throw or rejection is its failure, not the client's: an error result, and a line on stderr.
- */
+/** One call: its `[client]` line, its arguments checked, the tool; a throw is an error result. */
 function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   const { args, sessionId } = readToolCall(params);
   run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
@@ -110,10 +103,7 @@ function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
     return failed(error);
   }
 }
-/**
- * What a tool call carries (acp-client-tools.md, "Requête"): the model's arguments at the top of
- * `params`, the session in `params._meta["org.mini-me/sessionId"]` (`?` when absent).
- */
+/** A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête". */
 export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
   if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
   const { _meta, ...args } = params;
@@ -141,10 +131,7 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
   if (allow) return choosePermission(options, false);
   return { outcome: "cancelled" };
 }
-/**
- * Answers a permission request and shows its call (an agent may ask for one it never announced),
- * a refusal on stdout too. After `session/cancel`, ACP says each is answered `cancelled`.
- */
+/** Answers a permission, shows its call and a refusal; after `session/cancel`, cancelled. */
 function answerPermission(run: Run, params: unknown): Outcome {
   const [toolCall, options] = fields(params, "toolCall", "options");
   const call = seeCall(run, toolCall, run.out.stdout);
@@ -172,8 +159,9 @@ function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string)
 const TOPICS: Record<Topic, ReturnType<typeof fact>> = {
   os: fact(["osRelease", "hostname"], () => OS_TEXT()),
   cpu: fact(["cpus", "loadavg"], () => {
+    const count = navigator.hardwareConcurrency;
     const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
-    return `${navigator.hardwareConcurrency} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
+    return `${count} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
   }),
   memory: fact(["systemMemoryInfo"], () => {
     const { available, total } = Deno.systemMemoryInfo();
@@ -197,9 +185,8 @@ const CPU_MODEL = once(() => {
 });
 
 /**
- * Runs `host_info` for a topic its schema has checked. What a schema cannot say is an error result
- * the model can act on, never an exception: a `--allow-sys` name not given (asked first, so that
- * Deno never prompts), a fact the system would not give.
+ * Runs `host_info` for a topic its schema has checked. What a schema cannot say is an error result:
+ * a `--allow-sys` name not given (asked first, so Deno never prompts), a fact the system refuses.
  */
 export function hostInfo(topic: Topic): ToolResult {
   const { needs, allowed, read } = TOPICS[topic];
@@ -241,10 +228,7 @@ export class ClientError extends Error {
   }
 }
 
-/**
- * Runs the client with a command line and returns the exit code. Every failure is one `error: …`
- * line on stderr, never a stack trace, and no mm process outlives the client.
- */
+/** Runs the client; every failure is one `error: …` line, and no mm process outlives the run. */
 export async function main(argv: readonly string[]): Promise<number> {
   const out = new Output();
   let run: Run | undefined;
@@ -285,7 +269,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   out.flush();
   return code;
 }
-/** The one `error: …` line of a failed run (and the usage, for a usage error); with `--json` too. */
+/** A failed run's `error: …` line, the usage after a usage error; with `--json`, a line too. */
 function reportFailure(out: Output, argv: readonly string[], error: unknown, code: number): void {
   if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
   const message = errorText(error);
@@ -317,7 +301,7 @@ class Run {
   textBreak = false; // the next text starts a line: it follows a tool call or a block
   readonly child: Deno.ChildProcess;
   readonly connection: Connection;
-  readonly log: Promise<void>; // settles when mm's stderr has ended, every line passed on
+  readonly log: MmLog;
   readonly failed: Promise<never>;
   fail!: (error: ClientError) => void;
 
@@ -343,7 +327,8 @@ class Run {
   }
   /** mm exited: once its last frames and log lines are read, the run ends, naming what mm left. */
   async #exited({ code, signal }: Deno.CommandStatus): Promise<void> {
-    await Promise.race([Promise.all([this.connection.reading, this.log]), delay(1000)]);
+    await Promise.race([Promise.all([this.connection.reading, this.log.ended]), delay(1000)]);
+    this.log.release(); // its last words before the client's line about its end
     const how = signal ? `signal ${signal}` : `code ${code}`;
     let before = "the next question";
     if (this.stage === "opening") before = `answering ${this.asking}`;
@@ -376,31 +361,36 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
   }
 }
 /**
- * mm's own log, its stderr, passed on byte for byte through the client's output, whole lines as
- * they come (the progress line erased first); a line over 64 KiB in pieces, so a flood is bounded.
+ * mm's stderr, passed on byte for byte, whole lines as they come (a line over 64 KiB in pieces, so
+ * a flood is bounded); `release()` passes on a line not ended yet, once mm has exited.
  */
-async function forwardLog(child: Deno.ChildProcess, out: Output): Promise<void> {
-  let held: Uint8Array[] = []; // the start of a line not ended yet
+function forwardLog(child: Deno.ChildProcess, out: Output): MmLog {
+  let held: Uint8Array[] = [];
   let size = 0;
   const release = () => {
     for (const part of held) out.put(out.stderr, part);
     held = [];
     size = 0;
   };
-  try {
-    for await (const chunk of child.stderr) {
-      const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
-      if (end > 0) {
-        held.push(chunk.subarray(0, end));
-        release();
+  const read = async () => {
+    try {
+      for await (const chunk of child.stderr) {
+        const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
+        if (end > 0) {
+          held.push(chunk.subarray(0, end));
+          release();
+        }
+        if (end < chunk.length) held.push(chunk.subarray(end));
+        size += chunk.length - end;
+        if (size > 64 * 1024) release();
       }
-      if (end < chunk.length) held.push(chunk.subarray(end));
-      size += chunk.length - end;
-      if (size > 64 * 1024) release();
-    }
-  } catch { /* mm's stderr is gone: what was read is still shown */ }
-  release();
+    } catch { /* mm's stderr is gone: what was read is still shown */ }
+    release();
+  };
+  return { ended: read(), release };
 }
+/** mm's log as it is passed on: `ended` settles once mm's stderr is closed and all shown. */
+type MmLog = { ended: Promise<void>; release(): void };
 
 /** The whole conversation: `initialize`, a session, then one turn per question. */
 async function converse(run: Run): Promise<number> {
@@ -471,10 +461,7 @@ async function listSessions(run: Run, capabilities: unknown): Promise<unknown[]>
   return sessions;
 }
 
-/**
- * Opens the session: `session/new`, or for `--resume` `session/resume` (else `session/load`, a
- * replay). In `request` mode mm first asks for the tools (acp-client-tools.md, "Mode request").
- */
+/** Opens the session: `session/new`, or for `--resume` `session/resume`, else `session/load`. */
 async function openSession(run: Run, capabilities: unknown): Promise<void> {
   const { options } = run;
   const params = { sessionId: options.resume, cwd: Deno.cwd(), mcpServers: [] };
@@ -574,6 +561,7 @@ async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<st
   }
 }
 
+// ─── 4. What the user sees ───────────────────────────────────────────────────
 /** A notification from mm: a `session/update` is shown; the others are not for the user. */
 function notified(run: Run, method: string, params: unknown): void {
   if (method !== "session/update") return;
@@ -584,10 +572,7 @@ function notified(run: Run, method: string, params: unknown): void {
   const running = [...run.calls.values()].findLast((call) => !call.done);
   run.out.waitFor(running?.title ?? "the model");
 }
-/**
- * Shows one `session/update`: a `case` per kind the user sees, a `default` for the rest: with
- * `--verbose`, thoughts, plans, usage and settings go to stderr; so does a replay, dimmed.
- */
+/** Shows one `session/update`: a `case` per kind the user sees; a replay goes to stderr, dimmed. */
 function showUpdate(run: Run, update: unknown): void {
   const { out, options } = run;
   const [kind, content] = fields(update, "sessionUpdate", "content");
@@ -606,9 +591,9 @@ function showUpdate(run: Run, update: unknown): void {
     case "tool_call":
     case "tool_call_update":
       return showToolCall(run, update, to, style);
-    default:
-      if (!options.verbose) return;
-      for (const line of detailLines(kind, update)) out.note(line, DIM);
+    default: // a kind this client does not know shows nothing
+      if (!options.verbose || !Object.hasOwn(DETAILS, String(kind))) return;
+      for (const line of DETAILS[String(kind)](update)) out.note(line, DIM);
   }
 }
 /** A piece of the agent's answer, as it streams; a replayed one is not this turn's answer. */
@@ -618,43 +603,40 @@ function showAnswerChunk(run: Run, content: unknown, to: Stream, style?: number)
   const isText = field(content, "type") === "text";
   if (text === "") return; // an empty chunk only carries _meta
   if (out.quiet && run.replaying) return;
-  if (isText && !run.replaying) run.answer += text;
+  if (isText) run.answer += text; // a replay's comes before the turn, which starts afresh
   // Text that follows a tool call or another block starts on a line of its own.
   if (run.textBreak && to.open && !out.quiet) out.print(to, "\n");
   run.textBreak = !isText;
   if (isText) out.print(to, text, style);
   else out.line(to, text, style);
 }
-/** What `--verbose` shows of an update that is not the conversation: a plan, usage, a setting. */
-function detailLines(kind: unknown, update: unknown): string[] {
-  switch (kind) {
-    case "plan": {
-      const entries = list(field(update, "entries"));
-      return ["plan:", ...entries.map((e) => `  [${field(e, "status")}] ${field(e, "content")}`)];
-    }
-    case "usage_update": {
-      const [used, size, cost] = fields(update, "used", "size", "cost");
-      const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
-      return [`usage: ${used} of ${size} tokens${paid}`];
-    }
-    case "available_commands_update": {
-      const names = list(field(update, "availableCommands")).map((c) => `/${field(c, "name")}`);
-      return [`commands: ${names.join(", ")}`];
-    }
-    case "current_mode_update":
-      return [`mode: ${field(update, "currentModeId")}`];
-    case "session_info_update": {
-      const title = field(update, "title");
-      return typeof title === "string" ? [`title: ${title}`] : [];
-    }
-    case "config_option_update": {
-      const settings = list(field(update, "configOptions"));
-      return settings.map((o) => `config: ${field(o, "id")} = ${field(o, "currentValue")}`);
-    }
-    default: // a kind this client does not know: nothing to show
-      return [];
-  }
-}
+/** What `--verbose` shows of the updates that are not the conversation: plans, usage, settings. */
+const DETAILS: Record<string, (update: unknown) => string[]> = {
+  plan: (update) => [
+    "plan:",
+    ...list(field(update, "entries")).map((e) =>
+      `  [${field(e, "status")}] ${field(e, "content")}`
+    ),
+  ],
+  usage_update: (update) => {
+    const [used, size, cost] = fields(update, "used", "size", "cost");
+    const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
+    return [`usage: ${used} of ${size} tokens${paid}`];
+  },
+  available_commands_update: (update) => {
+    const names = list(field(update, "availableCommands")).map((c) => `/${field(c, "name")}`);
+    return [`commands: ${names.join(", ")}`];
+  },
+  current_mode_update: (update) => [`mode: ${field(update, "currentModeId")}`],
+  session_info_update: (update) => {
+    const title = field(update, "title");
+    return typeof title === "string" ? [`title: ${title}`] : [];
+  },
+  config_option_update: (update) =>
+    list(field(update, "configOptions")).map((o) =>
+      `config: ${field(o, "id")} = ${field(o, "currentValue")}`
+    ),
+};
 
 /** A tool call as shown: its title, its content lines, its `rawOutput`, whether it is done. */
 type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
@@ -680,9 +662,8 @@ function rawOutputLines(raw: unknown): string[] {
   return [...all.slice(0, 20), `… (${all.length - 20} more lines)`];
 }
 /**
- * Of a call's content, the lines not shown yet. ACP: an update's `content` replaces the call's; so
- * when it extends what was shown, only the new part (a last line that grew is shown again, whole);
- * otherwise all of it.
+ * Of a call's content, the lines not shown yet. ACP: an update's `content` replaces the call's: one
+ * that extends what was shown adds its new part (a last line that grew, again whole), else all.
  */
 function unshown(shown: string[], lines: string[]): string[] {
   const last = shown.length - 1;
@@ -692,10 +673,7 @@ function unshown(shown: string[], lines: string[]): string[] {
   if (lines[last] === shown[last]) return lines.slice(last + 1);
   return lines.slice(last);
 }
-/**
- * The call an update or a permission request is about. Each call is shown once, when first seen,
- * and again when renamed, so that the command that runs is always visible (`🛠️ Terminal → ls`).
- */
+/** The call an update or a permission is about: shown when first seen, and when renamed. */
 function seeCall(run: Run, toolCall: unknown, to: Stream, style?: number): Call {
   const id = String(field(toolCall, "toolCallId") ?? "");
   const title = field(toolCall, "title");
@@ -756,6 +734,7 @@ function blockText(block: unknown): string {
   return `[${typeof type === "string" ? type : "unknown"}]`;
 }
 
+// ─── 5. Interrupts and the end ───────────────────────────────────────────────
 /** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
 const SAME_KEYPRESS_MS = 300;
 /** How long mm gets to end a turn after `session/cancel`, and to exit once its stdin is closed. */
@@ -812,21 +791,17 @@ function watchSilence(run: Run): () => void {
   return () => clearTimeout(timer);
 }
 
-/**
- * Ends mm: after a conversation that ended, closes its stdin and gives it time to exit; then kills
- * its process group (an agent may run helpers of its own), and passes on mm's last lines.
- */
+/** Ends mm: its stdin closed, time to exit after a conversation, then its process group killed. */
 async function endMm(run: Run, graceful: boolean): Promise<void> {
   clearTimeout(run.cancelled?.timer);
   const exited = run.connection.close().then(() => run.child.status);
   if (graceful) await Promise.race([exited, delay(EXIT_GRACE_MS)]);
   await killGroup(run.child);
-  await Promise.race([run.log, delay(500)]);
+  await Promise.race([run.log.ended, delay(500)]);
 }
 /**
- * Kills a child's process group, and waits (a second at most) until the child is gone, not just
- * signalled. Where the group cannot be signalled (Windows refuses a negative pid; a child that
- * leads no group), the child itself is killed.
+ * Kills a child's process group and waits (a second at most) until it is gone; where the group
+ * cannot be signalled (Windows refuses a negative pid; a child that leads none), the child itself.
  */
 export async function killGroup(child: Deno.ChildProcess): Promise<void> {
   try {
@@ -837,30 +812,26 @@ export async function killGroup(child: Deno.ChildProcess): Promise<void> {
   await Promise.race([child.status, delay(1000)]);
 }
 
-// ─── 4. Output: the conversation, diagnostics, the progress line ─────────────
+// ─── 6. Output: the conversation, diagnostics, the progress line ─────────────
 /** ANSI styles. */
 const DIM = 2;
 const RED = 31;
 const ENCODER = new TextEncoder();
-/** An output stream: stdout or stderr. */
-class Stream {
-  readonly terminal: boolean;
-  readonly colour: boolean;
-  open = false; // its last line is not ended
-  gone = false; // its reader went away
-  constructor(readonly file: typeof Deno.stdout) {
-    this.terminal = file.isTerminal();
-    // no-color.org: no colour when NO_COLOR is set and not empty; a dumb terminal has none.
-    this.colour = this.terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
-  }
+/** stdout or stderr: a terminal or not, in colour or not, its last line open, its reader gone. */
+function stream(file: typeof Deno.stdout) {
+  const terminal = file.isTerminal();
+  // no-color.org: no colour when NO_COLOR is set and not empty; a dumb terminal has none.
+  const colour = terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
+  return { file, terminal, colour, open: false, gone: false };
 }
+type Stream = ReturnType<typeof stream>;
 /**
  * stdout, the conversation, and stderr, diagnostics; on one terminal, pipe or file, a line open on
  * one is ended before the other writes. A tick's output goes out in one write per stream, in order.
  */
 class Output {
-  readonly stdout = new Stream(Deno.stdout);
-  readonly stderr = new Stream(Deno.stderr);
+  readonly stdout = stream(Deno.stdout);
+  readonly stderr = stream(Deno.stderr);
   readonly progress = this.stderr.terminal && readEnv("TERM") !== "dumb"; // can erase a line
   quiet = false; // --quiet: stdout is the answer text alone, and no `[client]` progress lines
   json = false; // --json: stdout is JSON lines, written by record(), and nothing else
@@ -976,19 +947,15 @@ const ERASE = "\r\x1b[J";
 /** What tells two output streams apart: a terminal, or the file's device and inode. */
 export type StreamFacts = { terminal: boolean; dev?: number; ino?: number | null };
 /**
- * Whether stdout and stderr are one terminal, pipe or file. Two terminals are taken for one, a
- * terminal and a file for two; two files are one when they have one inode, and two where the
- * system gives no inode (Windows), never a guess that glues lines of one into the other.
+ * Whether stdout and stderr are one terminal, pipe or file: two terminals are one; two files are
+ * one if they share an inode, and two where the system gives none (Windows): never lines glued.
  */
 export function sameStream(out: StreamFacts, err: StreamFacts): boolean {
   if (out.terminal || err.terminal) return out.terminal && err.terminal;
   if (!out.ino || !err.ino) return false;
   return out.dev === err.dev && out.ino === err.ino;
 }
-/**
- * A stream's {@linkcode StreamFacts}; a file's inode comes from `node:fs`, which Deno has no API
- * for, loaded only when neither stream is a terminal.
- */
+/** A stream's facts; a file's inode is `node:fs`'s (Deno has no API), loaded only when needed. */
 function describeStream(stream: Stream, fd: number): StreamFacts {
   if (stream.terminal) return { terminal: true };
   const { fstatSync } = process.getBuiltinModule("node:fs");
@@ -999,28 +966,18 @@ function describeStream(stream: Stream, fd: number): StreamFacts {
 /** Characters a terminal shows two columns wide: East Asian scripts, most emoji. */
 const WIDE =
   /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\u{1f300}-\u{1faff}]/u;
-/**
- * `text` and `tail` cut to one row of the terminal, `text` first, so the tail stays in sight; the
- * last column is left free: some terminals wrap there.
- */
+/** `text`, cut so that it and `tail` fit one row of the terminal, its last column left free. */
 function fit(text: string, tail = ""): string {
   const width = attempt(() => Deno.consoleSize().columns, 0) || 80;
   const columns = (char: string) => WIDE.test(char) ? 2 : 1;
-  let line = text;
-  let end = tail;
-  let used = [...tail].reduce((sum, char) => sum + columns(char), 0);
-  if (used >= width) { // no room for the tail either: the two are cut as one text
-    line = text + tail;
-    end = "";
-    used = 0;
-  }
+  let room = width - 1 - [...tail].reduce((sum, char) => sum + columns(char), 0);
   let kept = "";
-  for (const char of line) {
-    used += columns(char);
-    if (used >= width) break;
+  for (const char of text) {
+    room -= columns(char);
+    if (room < 0) break;
     kept += char;
   }
-  return kept + end;
+  return kept + tail;
 }
 /**
  * Shows control characters other than newline and tab as symbols (`\x1b` as `␛`), so text on a
@@ -1037,7 +994,7 @@ function controlPicture(char: string): string {
   return String.fromCharCode(0x2400 + char.charCodeAt(0));
 }
 
-// ─── 5. Framing ──────────────────────────────────────────────────────────────
+// ─── 7. Framing ──────────────────────────────────────────────────────────────
 /** A line longer than a {@linkcode LineReader} accepts. */
 export class LineTooLongError extends Error {
   /** A line longer than `limit` bytes. */
@@ -1141,7 +1098,7 @@ export function parseFrame(line: string): Frame {
   return bad(validId ? id : null, -32600, "Invalid Request");
 }
 
-// ─── 6. The connection ───────────────────────────────────────────────────────
+// ─── 8. The connection ───────────────────────────────────────────────────────
 /** A JSON-RPC error, to answer a request with, or received as an answer. */
 class RpcError extends Error {
   constructor(readonly code: number, message: string) {
@@ -1156,11 +1113,9 @@ const MAX_UNWRITTEN = 1024 * 1024;
 const CANCELLED = { error: { code: -32800, message: "Request cancelled" } };
 
 /**
- * JSON-RPC over mm's pipes, in three parts: writing frames (a tick's frames go out in one write),
- * reading them (a chunk's lines are handled synchronously: an async iterator per line measured
- * 0.61× the throughput; reading pauses while answers pile up unwritten), and answering mm's
- * requests through `answerRequest()` (at once, or when a promise settles, or as `-32800` when mm
- * cancels it). mm's notifications go to `notified()`.
+ * JSON-RPC over mm's pipes: writing frames (a tick's in one write), reading them (a chunk's lines
+ * at once, paused while answers pile up unwritten), and answering mm's requests (now, when a
+ * promise settles, or `-32800` if mm cancels). Notifications go to `notified()`.
  */
 class Connection {
   /** Settles when mm's stdout has ended and each frame on it was handled. */
@@ -1323,7 +1278,7 @@ function errorReply(error: unknown): { error: { code: number; message: string } 
   return { error: { code: -32603, message: `Internal error: ${errorText(error)}` } };
 }
 
-// ─── 7. The command line and the agent file ──────────────────────────────────
+// ─── 9. The command line and the agent file ──────────────────────────────────
 /** The default question. */
 export const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
@@ -1373,10 +1328,7 @@ export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>[
   seconds: number;
   turnSeconds?: number;
 };
-/**
- * Parses the command line, or throws a {@linkcode ClientError} (exit 2) naming what is wrong. A
- * first `--` is dropped: `deno task demo -- --request` passes it through.
- */
+/** The options, or a usage error (exit 2); a first `--` (`deno task`'s) is dropped. */
 export function parseCommandLine(argv: readonly string[]): Options {
   const args = argv[0] === "--" ? argv.slice(1) : [...argv];
   // Read loosely, then checked token by token: a value that starts with `-` (`--timeout -1`) is
@@ -1501,13 +1453,11 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
   return [`${sets}.discovery: ${config.discovery}, but the client announces ${announced}; ${then}`];
 }
 
-// ─── 8. Checking TOOLS, and the arguments of a call ─────────────────────────
+// ─── 10. Checking TOOLS, and the arguments of a call ────────────────────────
 /**
- * What is wrong with `TOOLS`, if anything, by mm's rules for a list (acp-client-tools.md,
- * "Validation d'une liste": a name, a `method` that starts with `_`, an `inputSchema` of type
- * `"object"`, one model-side name each) and the client's own (a `call`; one `method` each, as calls
- * are dispatched by it). mm would skip a broken entry in silence; the client stops before mm
- * starts. Entries count from 0, as `TOOLS[1]` does.
+ * What is wrong with `TOOLS`, by mm's rules (acp-client-tools.md, "Validation d'une liste") and
+ * the client's (one `method` each: calls are dispatched by it). mm would skip a broken entry in
+ * silence; the client stops before mm starts. Entries count from 0, as `TOOLS[1]` does.
  */
 export function checkTools(tools: readonly Tool[]): string | undefined {
   for (const [index, tool] of tools.entries()) {
@@ -1518,7 +1468,6 @@ export function checkTools(tools: readonly Tool[]): string | undefined {
 }
 /** What is wrong with one entry of `TOOLS`, given the entries before it. */
 function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
-  if (!isObject(tool)) return "not a tool description (an object)";
   if (typeof tool.name !== "string" || tool.name === "") return "no name";
   const method = typeof tool.method === "string" ? tool.method : "";
   if (!method.startsWith("_")) {
@@ -1530,7 +1479,6 @@ function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
   if (type !== undefined && type !== "object") {
     return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
   }
-  if (typeof tool.call !== "function") return "call must be a function that answers the tool";
   const name = modelName(tool.name);
   const sameName = before.findIndex((other) => modelName(other.name) === name);
   if (sameName >= 0) {
@@ -1553,10 +1501,9 @@ export function modelName(name: string): string {
 }
 
 /**
- * The mismatch of a call's arguments with its tool's `inputSchema`, in words the model can act on:
- * a `required` property missing, a property not of its `type` or not in its `enum`. mm checks only
- * `required`, and takes `enum` out of what the model sees (acp-client-tools.md, "Le schéma tel que
- * le voit le modèle"): a model may send anything else.
+ * A call's arguments against its tool's `inputSchema`: `required`, each `type` and `enum`. mm
+ * checks only `required`, and hides `enum` from the model (acp-client-tools.md, "Le schéma tel que
+ * le voit le modèle"): a model may send anything else. The mismatch, in words it can act on.
  */
 export function checkArguments(
   tool: Pick<Tool, "name" | "inputSchema">,
@@ -1600,11 +1547,7 @@ const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolea
   ["null", { words: "null", test: (value) => value === null }],
 ]);
 /** A value as JSON, cut to 40 characters, for an error text. */
-function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  if (text.length <= 40) return text;
-  return `${text.slice(0, 39)}…`;
-}
+const preview = (value: unknown) => JSON.stringify(value).slice(0, 40);
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
 /** The longest delay a timer takes (about 24.8 days); a longer timeout never fires. */

@@ -231,7 +231,12 @@ export function startClient(run: ClientRun = {}): RunningClient {
   }
 
   const text = { stdout: "", stderr: "" };
-  const waiters: { stream: "stdout" | "stderr"; text: string; resolve: () => void }[] = [];
+  const waiters: {
+    stream: "stdout" | "stderr";
+    text: string;
+    resolve: () => void;
+    reject: (error: Error) => void;
+  }[] = [];
   const collect = async (stream: "stdout" | "stderr", from: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
     for await (const chunk of from) {
@@ -245,15 +250,42 @@ export function startClient(run: ClientRun = {}): RunningClient {
     }
   };
   const reading = Promise.all([collect("stdout", child.stdout), collect("stderr", child.stderr)]);
-  const waitFor = (stream: "stdout" | "stderr") => (wanted: string, ms = 20_000) =>
-    text[stream].includes(wanted) ? Promise.resolve() : within(
+  // Once the client is gone and all it wrote is read, what has not come will not: fail at once.
+  let ended = false;
+  Promise.all([reading, child.status]).finally(() => {
+    ended = true;
+    for (const waiter of waiters.splice(0)) {
+      waiter.reject(
+        new Error(
+          `the client exited before ${JSON.stringify(waiter.text)} on ${waiter.stream}; it had:\n${
+            text[waiter.stream]
+          }`,
+        ),
+      );
+    }
+  }).catch(() => {});
+  const waitFor = (stream: "stdout" | "stderr") => (wanted: string, ms = 20_000) => {
+    if (text[stream].includes(wanted)) return Promise.resolve();
+    if (ended) {
+      return Promise.reject(
+        new Error(
+          `the client exited before ${JSON.stringify(wanted)} on ${stream}; it had:\n${
+            text[stream]
+          }`,
+        ),
+      );
+    }
+    return within(
       ms,
       `waiting for ${JSON.stringify(wanted)} on ${stream}; it has:\n${text[stream]}`,
-      new Promise<void>((resolve) => waiters.push({ stream, text: wanted, resolve })),
+      new Promise<void>((resolve, reject) =>
+        waiters.push({ stream, text: wanted, resolve, reject })
+      ),
     ).catch((error) => {
       child.kill("SIGKILL");
       throw error;
     });
+  };
   const deadlineMs = run.deadlineMs ?? 60_000;
 
   return {

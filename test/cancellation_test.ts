@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { DEFAULT_QUESTION } from "../client.ts";
 import {
+  agentFileWith,
   assertNoPeerLeft,
   clientCommand,
   clientWithTools,
@@ -26,7 +27,6 @@ import {
 } from "./_run.ts";
 import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
 
-/** The lines a terminal shows, without the `^C` it echoes where the key was typed. */
 /** The client at a terminal, with an mm that ignores session/cancel and writes its pids there. */
 function ignoringCancelAtTerminal() {
   const pidFile = tempFile("pid", "");
@@ -37,6 +37,7 @@ function ignoringCancelAtTerminal() {
   return { terminal, pidFile };
 }
 
+/** The lines a terminal shows, without the `^C` it echoes where the key was typed. */
 const shownWithoutEcho = (screen: string) =>
   visibleLines(screen).map((line) => line.replace(/^(\^C)+/, ""));
 
@@ -155,6 +156,38 @@ Deno.test("cancellation: after Ctrl-C a permission request is answered cancelled
   ]);
   assert.equal(run.out.at(-1), "[cancelled]");
   assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("cancellation: with -i a turn cancelled and ended in time leaves no cancel behind: no kill 5 s later, a later permission answered by the policy", async () => {
+  const agent = agentFileWith({ "yolo: true": "yolo: false" });
+  const client = startClient({
+    args: ["--agent", agent, "-i", "How much memory?"],
+    readAlso: [agent],
+    env: { MM_SIM_THINK_MS: "1000" },
+    stdin: "open",
+  });
+  await client.waitForStderr('"method":"session/prompt"');
+  await sleep(300);
+  client.child.kill("SIGINT");
+  const cancelledAt = performance.now();
+  await client.waitForStdout("[cancelled]");
+  await client.write("And since when is it up?\n");
+  await client.waitForStdout("❓ And since when is it up?");
+  await client.waitForStdout("[end_turn]");
+  // Past the 5 s a cancel timer left behind would have killed mm at.
+  await sleep(Math.max(0, 6000 - (performance.now() - cancelledAt)));
+  await client.write("Which CPU?\n");
+  await client.waitForStdout("❓ Which CPU?");
+  await client.closeStdin();
+  const run = await client.done();
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.filter((line) => line === "[end_turn]").length, 2, run.stdout);
+  const decisions = run.log.filter((line) => line.startsWith("[client] permission for "));
+  assert.deepEqual(decisions, [
+    '[client] permission for "client: host_info": allowed',
+    '[client] permission for "client: host_info": allowed',
+  ]);
+  assert.ok(!run.stderr.includes("killing it"), run.stderr);
 });
 
 // ─── Ctrl-C typed at a terminal ──────────────────────────────────────────────
@@ -308,6 +341,39 @@ Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, 
   );
   assert.ok(run.log.includes("[client] continue with: --resume 20261130-120000-0badc0de"));
   assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("--turn-timeout: the silence is counted from mm's last frame, also when it began before the timer was set again", async () => {
+  // mm speaks once 100 ms into the turn, then says nothing: the first check, 1.5 s in, finds 1.4 s
+  // of silence, and the timer must fire 0.1 s later, not a whole 1.5 s later (at 2.9 s of it).
+  const run = await startClient(rogue("silent", {
+    args: ["--turn-timeout", "1.5"],
+    env: { ROGUE_SPEAK_AFTER_MS: "100" },
+  })).done();
+  const silence = Number(seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1]);
+  assert.ok(silence >= 1498, `cancelled after ${silence} ms of silence: before 1.5 s`);
+  assert.ok(
+    silence < 2400,
+    `cancelled after ${silence} ms of silence: the timer was not re-armed by what was left`,
+  );
+  assert.equal(run.code, 124, run.stderr);
+});
+
+Deno.test("--turn-timeout: the timer ends with its turn: nothing fires at the -i prompt or in the next turn", async () => {
+  const client = startClient({
+    args: ["-i", "--turn-timeout", "1", "How much memory?"],
+    stdin: "open",
+  });
+  await client.waitForStdout("[end_turn]");
+  await sleep(2000); // twice the timeout, at the prompt
+  await client.write("And since when is it up?\n");
+  await client.waitForStdout("❓ And since when is it up?");
+  await client.closeStdin();
+  const run = await client.done();
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.filter((line) => line === "[end_turn]").length, 2, run.stdout);
+  assert.ok(!run.stderr.includes("mm sent nothing"), run.stderr);
+  assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
 });
 
 Deno.test("--turn-timeout: mm that keeps sending updates for longer than the timeout is not cut, each gap shorter than it", async () => {

@@ -255,6 +255,11 @@ Deno.test("command line: an mm that cannot be started is one line naming it, wha
       "error: cannot start mm (/nowhere/mm): not found. MM_BIN names it: check that path.",
     ],
     [
+      // Both set: --mm is the one started, and the one named.
+      { args: ["--mm", "/nowhere/b"], env: { MM_BIN: "/nowhere/a" } },
+      "error: cannot start mm (/nowhere/b): not found. --mm names it: check that path.",
+    ],
+    [
       // The path is fine: the permission is what is missing, and all the message names.
       { args: ["--mm", MM_SIM], permissions: permissionsWith("--allow-run", null) },
       `error: cannot start mm (${MM_SIM}): this run may not start it (add --allow-run)`,
@@ -282,13 +287,21 @@ Deno.test("command line: mm is found through MM_BIN when --mm is not given", asy
 
 Deno.test("agent file: one that cannot be used is one error line naming it and why, exit 2, before mm starts", async () => {
   const dir = scratchDir("host-info-test-");
-  const bad = tempFile("agent.yaml", "yolo: true\nacp:\n  clientTools: [\n    enabled: : true\n");
+  // The mistake is on line 5: its indentation.
+  const bad = tempFile(
+    "agent.yaml",
+    "yolo: true\nacp:\n  clientTools:\n    enabled: true\n   discovery: meta\n",
+  );
   const list = tempFile("agent.yaml", "- yolo\n- acp\n");
   const unreadable = agentFileWith({});
   const cases: [string, string[], string | RegExp][] = [
     ["nowhere.yaml", [], "error: agent file not found: nowhere.yaml"],
     [dir, [dir], `error: agent file ${dir} is a directory`],
-    [bad, [bad], new RegExp(`^error: agent file ${bad} is not valid YAML \\(line \\d+\\): .+`)],
+    [
+      bad,
+      [bad],
+      `error: agent file ${bad} is not valid YAML (line 5): bad indentation of a mapping entry`,
+    ],
     [list, [list], `error: agent file ${list} is not a YAML mapping of keys`],
     ["agent.yaml/x", [], /^error: agent file agent\.yaml\/x cannot be read: Not a directory/],
     [

@@ -22,6 +22,7 @@ import {
   runClient,
   runRogue,
   runShell,
+  seen,
   sentWith,
   startClient,
   TOOL_NAMES,
@@ -329,6 +330,19 @@ Deno.test("--resume: with an mm that can only load, session/load, its replay on 
   assert.equal(run.out[0], "❓ How much memory?");
 });
 
+Deno.test("--resume: a loaded session's replayed answer is not part of the turn's answer (--json's result.text)", async () => {
+  const earlier = await loadableSession();
+  const run = await runClient({
+    env: earlier.env,
+    args: ["--json", "--resume", earlier.session, "How much memory?"],
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const results = lines(run.stdout).filter((l) => "result" in l);
+  assert.equal(results.length, 1, run.stdout);
+  assert.match(String(results[0].result.text), ANSWER_LINE.memory);
+  assert.ok(!String(results[0].result.text).includes(earlier.answer), run.stdout);
+});
+
 Deno.test("--resume: with --quiet a loaded session's replay is skipped entirely", async () => {
   const earlier = await loadableSession();
   const run = await runClient({
@@ -515,6 +529,16 @@ Deno.test("--sessions: follows session/list's nextCursor to the last page", asyn
   assert.ok(run.log.includes('[rogue] second page asked with {"cursor":"page-2"}'), run.stderr);
 });
 
+Deno.test("--continue: keeps this folder's sessions itself, though mm's list gave others too", async () => {
+  const run = await runRogue("unfiltered-sessions", { args: ["--continue", "Hello again"] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(seen(run.log), [
+    `listed with ${JSON.stringify({ cwd: ROOT })}`,
+    'resumed "here-older"',
+  ]);
+  assert.equal(discovery(run.log).line, "[client] discovery: meta, session here-older (resumed)");
+});
+
 Deno.test("--continue: resumes the most recent session of this folder, not an older one or another folder's", async () => {
   const state = stateDir();
   const older = await runClient({ env: state, args: ["Which OS?"] });
@@ -599,8 +623,9 @@ Deno.test("--json: with -i one result line per turn, and nothing but JSON on std
   assert.equal(run.code, 0, run.stderr);
   const results = lines(run.stdout).filter((l) => "result" in l);
   assert.deepEqual(results.map((r) => r.result.stopReason), ["end_turn", "end_turn"]);
-  assert.match(String(results[0].result.text), /memory: /);
-  assert.match(String(results[1].result.text), /uptime: /);
+  // Each turn's text is that turn's answer alone, not the conversation's so far.
+  assert.match(String(results[0].result.text), ANSWER_LINE.memory);
+  assert.match(String(results[1].result.text), ANSWER_LINE.uptime);
   assert.equal(results[0].result.sessionId, results[1].result.sessionId);
 });
 
@@ -633,6 +658,23 @@ Deno.test("--json: a usage error is an error line too, and --json with -q is one
   assert.deepEqual(lines(run.stdout), [{
     error: { message: "--json and --quiet both say what stdout is: pick one", exitCode: 2 },
   }]);
+});
+
+Deno.test("--json: a usage error after the -- that deno task passes on is an error line too", async () => {
+  // `deno task demo -- --json --tiemout 5`
+  const run = await runClient({
+    noMm: true,
+    noTrace: true,
+    args: ["--", "--json", "--tiemout", "5"],
+  });
+  assert.equal(run.code, 2);
+  assert.deepEqual(lines(run.stdout), [{
+    error: { message: "unknown option --tiemout; did you mean --timeout?", exitCode: 2 },
+  }]);
+  // A --json after a second `--` is a word of the question, not an option.
+  const words = await runClient({ noMm: true, noTrace: true, args: ["--tiemout", "--", "--json"] });
+  assert.equal(words.code, 2);
+  assert.equal(words.stdout, "");
 });
 
 Deno.test("--json: stdout stays JSON lines whatever mm's text holds", async () => {

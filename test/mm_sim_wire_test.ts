@@ -1031,6 +1031,33 @@ Deno.test("stand-in: another tool named as client_<name>, in any case, is called
   });
 });
 
+Deno.test("stand-in: other tools are called in the order the question names them, not the list's", async () => {
+  const calendar = {
+    name: "calendar",
+    description: "The day's appointments.",
+    method: "_demo.minime/calendar",
+    inputSchema: { type: "object", properties: {} },
+  };
+  await withClock({}, async (peer) => {
+    peer.handlers[calendar.method] = () => ({
+      result: { content: [{ type: "text", text: "nothing today" }] },
+    });
+    await peer.initialize([HOST_INFO, CLOCK, calendar]);
+    const session = await peer.newSession();
+    // mm's list is sorted (client_calendar, client_clock); the question names clock first.
+    assert.equal(await peer.prompt(session, "Ask clock, then calendar."), "end_turn");
+    const asked = peer.frames.filter((f) =>
+      f.method === CLOCK.method || f.method === calendar.method
+    );
+    assert.deepEqual(asked.map((f) => f.method), [CLOCK.method, calendar.method]);
+    await peer.prompt(session, "Ask calendar, then clock.");
+    const again = peer.frames.filter((f) =>
+      f.method === CLOCK.method || f.method === calendar.method
+    );
+    assert.deepEqual(again.slice(2).map((f) => f.method), [calendar.method, CLOCK.method]);
+  });
+});
+
 Deno.test("stand-in: a tool the question does not name is not called", async () => {
   await withClock({}, async (peer) => {
     await peer.initialize([HOST_INFO, CLOCK]);

@@ -13,7 +13,7 @@
  */
 
 import assert from "node:assert/strict";
-import { DEFAULT_QUESTION, showControls } from "../client.ts";
+import { DEFAULT_QUESTION, sameStream, showControls } from "../client.ts";
 import {
   ANSWER_PREFIX,
   assertNoPeerLeft,
@@ -102,6 +102,8 @@ Deno.test("rendering: a finished call without content shows its rawOutput, at mo
     "│ the content",
     "🛠️ Early raw",
     "│ read early",
+    "🛠️ Twenty rows",
+    ...Array.from({ length: 20 }, (_, i) => `│ row ${i + 1}`), // exactly 20: whole, no "0 more"
   ]);
 });
 
@@ -339,6 +341,30 @@ Deno.test("rendering: mm's log lines come through the client whole, and the last
     "[mm] last words, no line end",
     "error: mm exited with code 3 before the turn ended",
   ]);
+});
+
+Deno.test("rendering: mm's last log lines, an unended one too, come before the client's line about its exit while a helper of mm holds its stderr", async () => {
+  const run = await runRogue("stderr-helper-exit");
+  assert.equal(run.code, 1, run.stderr);
+  assert.deepEqual(run.log.slice(-3), [
+    "[mm] a whole line",
+    "[mm] last words, no line end",
+    "error: mm exited with code 3 before the turn ended",
+  ]);
+  assert.ok(run.ms < 5000, `the client took ${Math.round(run.ms)} ms to end`);
+});
+
+Deno.test("rendering: stdout and stderr are taken for one stream only when the system says so", () => {
+  const file = (dev: number, ino: number | null) => ({ terminal: false, dev, ino });
+  assert.equal(sameStream(file(1, 42), file(1, 42)), true, "one pipe or file");
+  assert.equal(sameStream(file(1, 42), file(1, 43)), false, "two files");
+  assert.equal(sameStream(file(1, 42), file(2, 42)), false, "two devices");
+  // Where the system gives no inode (Windows), two files are two, not one glued line.
+  assert.equal(sameStream(file(1, null), file(1, null)), false);
+  assert.equal(sameStream(file(0, 0), file(0, 0)), false);
+  assert.equal(sameStream({ terminal: true }, { terminal: true }), true, "one terminal");
+  assert.equal(sameStream({ terminal: true }, file(1, 42)), false);
+  assert.equal(sameStream(file(1, 42), { terminal: true }), false);
 });
 
 // ─── --verbose and --trace ───────────────────────────────────────────────────

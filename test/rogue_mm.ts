@@ -185,6 +185,27 @@ const scenarios: Record<string, () => Promise<void>> = {
     await next(request("session/new"));
     await next(() => false);
   },
+  async "unfiltered-sessions"() {
+    // session/list that ignores its cwd filter: the newest session is another folder's.
+    const init = await next(request("initialize"));
+    const agentCapabilities = { sessionCapabilities: { list: {}, resume: {} } };
+    await send({ id: init.id, result: { protocolVersion: 1, agentCapabilities } });
+    const list = await next(request("session/list"));
+    const cwd = (list.params as Message)?.cwd;
+    report(`listed with ${JSON.stringify(list.params)}`);
+    const sessions = [
+      { sessionId: "elsewhere-newest", cwd: "/elsewhere", updatedAt: "2026-12-01T12:00:00Z" },
+      { sessionId: "here-older", cwd, updatedAt: "2026-11-30T12:00:00Z" },
+      { sessionId: "here-oldest", cwd, updatedAt: "2026-11-29T12:00:00Z" },
+    ];
+    await send({ id: list.id, result: { sessions } });
+    const resume = await next(request("session/resume"));
+    report(`resumed ${JSON.stringify((resume.params as Message)?.sessionId)}`);
+    await send({ id: resume.id, result: {} });
+    const prompt = await next(request("session/prompt"));
+    await chunk("Resumed.");
+    await endTurn(prompt);
+  },
   async "paged-sessions"() {
     // session/list in two pages: the client follows nextCursor until there is none.
     const init = await next(request("initialize"));
@@ -712,8 +733,14 @@ const scenarios: Record<string, () => Promise<void>> = {
     await endTurn(prompt);
   },
   async "silent"() {
-    // A model that says nothing at all, and ends the turn only when it is cancelled.
+    // A model that says nothing at all (or once, after ROGUE_SPEAK_AFTER_MS), and ends the turn
+    // only when it is cancelled.
     const prompt = await handshake();
+    const speakAfter = Deno.env.get("ROGUE_SPEAK_AFTER_MS");
+    if (speakAfter) {
+      await new Promise((resolve) => setTimeout(resolve, Number(speakAfter)));
+      await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "." } });
+    }
     const silentSince = lastSent;
     const cancel = await next((m) => m.method === "session/cancel");
     report(`got ${JSON.stringify(cancel)} after ${Date.now() - silentSince} ms of silence`);
@@ -744,6 +771,14 @@ const scenarios: Record<string, () => Promise<void>> = {
     const lines = Array.from({ length: 3000 }, (_, i) => `[mm] line ${i + 1}\n`).join("") +
       "[mm] last words, no line end";
     Deno.stderr.writeSync(encoder.encode(lines));
+    Deno.exit(3);
+  },
+  async "stderr-helper-exit"() {
+    // mm exits while a helper of its own keeps mm's stderr open; its last words have no line end.
+    await handshake();
+    const helper = new Deno.Command("sleep", { args: ["30"], stderr: "inherit" }).spawn();
+    Deno.writeTextFileSync(Deno.env.get("ROGUE_PID_FILE")!, ` ${helper.pid}`, { append: true });
+    Deno.stderr.writeSync(encoder.encode("[mm] a whole line\n[mm] last words, no line end"));
     Deno.exit(3);
   },
   async "stderr-flood"() {
@@ -801,6 +836,18 @@ const scenarios: Record<string, () => Promise<void>> = {
     await callUpdate("g1", { status: "completed", content: textContent("all 3 passed\n") });
     await endTurn(prompt);
   },
+  async "unfinished-call"() {
+    // Two turns: in the first a call is announced, never finished; the second only thinks.
+    let prompt = await handshake();
+    await announce("u1", "never finished", "execute", "in_progress");
+    await endTurn(prompt);
+    prompt = await next(request("session/prompt"));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "." } });
+    await new Promise((resolve) => setTimeout(resolve, 1700));
+    await chunk("Thought about it.");
+    await endTurn(prompt);
+  },
   async "running-call"() {
     // An agent's own tool that runs for a while: the client can only wait for it, by its title.
     const prompt = await handshake();
@@ -822,6 +869,9 @@ const scenarios: Record<string, () => Promise<void>> = {
     await announce("r4", "Early raw", "read");
     await callUpdate("r4", { status: "in_progress", rawOutput: "read early" });
     await callUpdate("r4", { status: "completed" });
+    const twenty = Array.from({ length: 20 }, (_, i) => `row ${i + 1}`).join("\n");
+    await announce("r5", "Twenty rows", "read");
+    await callUpdate("r5", { status: "completed", rawOutput: twenty });
     await endTurn(prompt);
   },
   async "diff-terminal"() {

@@ -274,3 +274,73 @@ Deno.test({
     assert.ok(visibleLines(screen).includes("❓ How much RAM?"), JSON.stringify(screen));
   },
 });
+
+Deno.test({
+  name:
+    "terminal: -'s hint depends on stdin being the terminal: shown with stdout in a file, not with stdin a pipe",
+  ignore: !hasScript,
+  async fn() {
+    const hint = "reading the question from stdin; end it with Ctrl-D";
+    const answer = scratchFile("answer-");
+    const filed = inTerminal(`${clientCommand(["--mm", MM_SIM, "-"])} > '${answer}'`, {
+      deadlineMs: 20_000,
+    });
+    await sleep(500); // typed ahead, as a person may: the terminal holds it for the client
+    await filed.type("How much RAM?\n");
+    await sleep(200);
+    await filed.type("\x04");
+    const done = await filed.done();
+    assert.equal(done.code, 0);
+    assert.ok(done.screen.includes(hint), JSON.stringify(done.screen));
+    assert.ok(Deno.readTextFileSync(answer).includes("❓ How much RAM?"));
+    const piped = inTerminal(`echo 'How much RAM?' | ${clientCommand(["--mm", MM_SIM, "-"])}`, {
+      deadlineMs: 20_000,
+    });
+    const { code, screen } = await piped.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    assert.ok(!screen.includes(hint), JSON.stringify(screen));
+    assert.ok(visibleLines(screen).includes("❓ How much RAM?"), JSON.stringify(screen));
+  },
+});
+
+Deno.test({
+  name:
+    "terminal: the progress line's seconds run on while mm's updates keep coming for the same wait",
+  ignore: !hasScript,
+  async fn() {
+    // Thoughts every 200 ms for 3 s (not shown without --verbose): still the model it waits for.
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
+      env: { ROGUE_SCENARIO: "chatty", ROGUE_CHATTY_MS: "3000" },
+      deadlineMs: 20_000,
+    });
+    await terminal.waitFor(/waiting for the model … 2 s/, 10_000);
+    const { code } = await terminal.done();
+    assert.equal(code, 0);
+  },
+});
+
+Deno.test({
+  name:
+    "terminal: the progress line of a turn never names a call of an earlier turn that never ended",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE, "-i", "First?"]), {
+      env: { ROGUE_SCENARIO: "unfinished-call" },
+      deadlineMs: 20_000,
+    });
+    await terminal.waitFor("> ", 10_000);
+    const firstTurn = terminal.screen().length;
+    await terminal.type("Second?\n");
+    // After mm's thought (not shown), the wait is the model's again, for a second and more.
+    await terminal.waitFor(/waiting for (the model|never finished) … 1 s/, 10_000);
+    assert.ok(!terminal.screen().slice(firstTurn).includes("never finished"), terminal.screen());
+    await terminal.waitFor("Thought about it.", 10_000);
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    assert.ok(
+      !screen.slice(firstTurn).includes("waiting for never finished"),
+      JSON.stringify(screen),
+    );
+  },
+});

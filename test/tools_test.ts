@@ -38,7 +38,9 @@ import {
   runRogue,
   seen,
   SLOW_TOOL,
+  tempFile,
   traced,
+  within,
 } from "./_run.ts";
 
 const TOOL_ERROR = (text: string) => `│ [client tool error: ${text}]`;
@@ -212,13 +214,6 @@ Deno.test("tools: the registry refuses an inputSchema that does not describe an 
   assert.equal(secondEntry({ inputSchema: { properties: {} } }), undefined, "type may be absent");
 });
 
-Deno.test("tools: the registry refuses an entry whose call is not a function", () => {
-  assert.equal(
-    secondEntry({ call: "clock" }),
-    'TOOLS entry 1 ("clock"): call must be a function that answers the tool',
-  );
-});
-
 Deno.test("tools: the registry refuses two entries the model would see under one name", () => {
   assert.equal(modelName("open buffers"), "client_open_buffers");
   assert.equal(modelName("__host--info__"), "client_host_info");
@@ -303,7 +298,7 @@ Deno.test("tools: arguments are checked against the schema's required properties
   assert.equal(check({ colour: null }), undefined);
   assert.equal(check({ colour: "2" }), 'typed: "colour" must be one of red, 2, , not "2"');
   const long = "x".repeat(60);
-  assert.equal(check({ text: [long] }), `typed: "text" must be a string, not ["${"x".repeat(37)}…`);
+  assert.equal(check({ text: [long] }), `typed: "text" must be a string, not ["${"x".repeat(38)}`);
 });
 
 Deno.test("tools: a type the check does not know, an untyped property and an unknown one are the tool's to judge", () => {
@@ -609,75 +604,131 @@ Deno.test("tools: the permission policy follows TOOLS: a lent tool is allowed, i
   assert.deepEqual(refused.find((a) => a.id === 1)?.error?.code, -32601, "not lent: not found");
 });
 
-/** The second tool of the README's "Things to try", as the README shows it. */
-function readmeSecondTool(): string {
+/** The README's two example tools, as it shows them: its first two `ts` blocks after the heading. */
+function readmeTools(): { clock: string; diskFree: string } {
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
-  const item = readme.slice(readme.indexOf("**Add a second tool**"));
-  const block = item.match(/\n {2}```ts\n([\s\S]*?)\n {2}```\n/)?.[1];
-  if (!block) throw new Error("the README's second tool has no ts block");
-  return `${block.split("\n").map((line) => line.replace(/^ {2}/, "")).join("\n")}\n`;
+  const section = readme.slice(readme.indexOf("## Lend your own tool"));
+  const blocks = [...section.matchAll(/\n```ts\n([\s\S]*?)\n```\n/g)].map((m) => `${m[1]}\n`);
+  if (blocks.length < 2) throw new Error("the README's Lend your own tool has not two ts blocks");
+  return { clock: blocks[0], diskFree: blocks[1] };
 }
 
-/** Runs a copy of client.ts with the README's second tool, asking about the clock. */
+/** Runs a copy of client.ts with the README's two tools added as it says, asking about both. */
 function copierRun(args: string[] = [], agent?: string) {
+  const { clock, diskFree } = readmeTools();
   return runClient({
-    client: clientWithTools(readmeSecondTool()),
-    args: [...(agent ? ["--agent", agent] : []), ...args, "What does the clock say?"],
+    client: clientWithTools(clock + diskFree),
+    args: [...(agent ? ["--agent", agent] : []), ...args, "What do clock and disk_free say?"],
     readAlso: agent ? [agent] : undefined,
   });
 }
 
-function assertClockShown(run: ClientResult): void {
+function assertBothShown(run: ClientResult): void {
   assert.equal(run.code, 0, run.stderr);
-  assert.ok(run.out.includes("🛠️ client: clock"), run.stdout);
-  const shown = run.out.find((line) => line.startsWith("│ "));
-  assert.match(shown ?? "", /^│ \w{3} \w{3} \d\d \d{4} \d\d:\d\d:\d\d GMT/, run.stdout);
-  assert.ok(
-    run.log.some((line) => /^\[client\] clock \{\} \(session \d{8}-/.test(line)),
-    run.stderr,
+  assertInOrder(run.out, ["🛠️ client: clock", "🛠️ client: disk_free"]);
+  assert.match(
+    run.out.find((line) => line.startsWith("│ ")) ?? "",
+    /^│ \w{3} \w{3} \d\d \d{4} \d\d:\d\d:\d\d GMT/,
   );
+  assert.ok(run.out.some((line) => /^│ Filesystem\s+Size\s+Used/.test(line)), run.stdout);
+  for (const name of ["clock", "disk_free"]) {
+    assert.ok(run.log.some((line) => line.startsWith(`[client] ${name} {} (session `)), run.stderr);
+  }
+  assert.ok(!run.stdout.includes("[client tool error"), run.stdout);
   assert.equal(run.out.at(-1), "[end_turn]");
 }
 
-Deno.test("tools: the README's second tool, added as it says, is listed and called (meta discovery)", async () => {
+Deno.test("tools: the README's two tools, added as it says, are listed and called (meta discovery)", async () => {
   const run = await copierRun();
   assert.ok(
-    run.log.includes("[acp] client tools (meta): client_clock, client_host_info"),
+    run.log.some((line) =>
+      line.startsWith("[acp] client tools (meta): ") &&
+      line.includes("client_clock, client_disk_free")
+    ),
     run.stderr,
   );
-  assertClockShown(run);
+  assertBothShown(run);
 });
 
-Deno.test("tools: the README's second tool is given in the list request too (request discovery)", async () => {
+Deno.test("tools: the README's two tools are given in the list request too (request discovery)", async () => {
   const run = await copierRun(["--request"]);
   assert.match(
     run.stderr,
-    /\[acp\] session \S+ client tools \(request\): client_clock, client_host_info/,
+    /\[acp\] session \S+ client tools \(request\): .*client_clock, client_disk_free/,
   );
-  assertClockShown(run);
+  assertBothShown(run);
 });
 
-Deno.test("tools: with yolo false the README's second tool is allowed, the policy following TOOLS", async () => {
+Deno.test("tools: with yolo false the README's two tools are allowed, the policy following TOOLS", async () => {
   const run = await copierRun([], agentFileWith({ "yolo: true": "yolo: false" }));
   assert.ok(run.log.includes('[client] permission for "client: clock": allowed'), run.stderr);
-  assertClockShown(run);
+  assert.ok(run.log.includes('[client] permission for "client: disk_free": allowed'), run.stderr);
+  assertBothShown(run);
 });
 
-Deno.test("README: how the client works names only functions and names client.ts has", () => {
-  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
-  const section = readme.slice(
-    readme.indexOf("## How the client works"),
-    readme.indexOf("## Things to try"),
+Deno.test("tools: the README's asynchronous tool passes its signal on: a cancelled call stops its command", async () => {
+  // The README's entry, as written, in a module of its own.
+  const module = tempFile(
+    "disk_free.ts",
+    `import { toolText } from "${ROOT}/client.ts";\nexport const tool = ${
+      readmeTools().diskFree.trim().replace(/,$/, "")
+    };\n`,
   );
+  const { tool } = await import(module);
+  const done = await tool.call({}, new AbortController().signal);
+  assert.equal(done.isError, undefined, done.content[0].text);
+  assert.match(done.content[0].text, /Filesystem/);
+  // A df that would run for a minute: only the signal the tool passes on can stop it, as Deno
+  // does when it aborts (SIGTERM: exit code 143).
+  const real = Deno.Command;
+  class SlowDf {
+    constructor(readonly command: string, readonly options: Deno.CommandOptions) {}
+    output(): Promise<{ code: number; stdout: Uint8Array; stderr: Uint8Array }> {
+      const empty = new Uint8Array();
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => resolve({ code: 0, stdout: empty, stderr: empty }), 60_000);
+        this.options.signal?.addEventListener("abort", () => {
+          clearTimeout(timer);
+          resolve({ code: 143, stdout: empty, stderr: empty });
+        });
+      });
+    }
+  }
+  Object.assign(Deno, { Command: SlowDf });
+  try {
+    const cancel = new AbortController();
+    const call = tool.call({}, cancel.signal);
+    cancel.abort();
+    const cancelled = await within(5000, "the cancelled call to end", call);
+    assert.deepEqual(cancelled, {
+      content: [{ type: "text", text: "df exited with code 143" }],
+      isError: true,
+    });
+  } finally {
+    Object.assign(Deno, { Command: real });
+  }
+});
+
+Deno.test("README: the map of client.ts gives its sections in order, and only names it has", () => {
+  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+  const map = readme.slice(readme.indexOf("## A map of client.ts"), readme.indexOf("## Tests"));
   const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
-  const named = [...section.matchAll(/`(\w+)\(\)`/g)].map((m) => m[1]);
+  const sections = [...source.matchAll(/^\/\/ ─── (\d+)\. ([^─]+?) ─/gm)].map((m) =>
+    `${m[1]}. ${m[2]}`
+  );
+  const mapped = [...map.matchAll(/^(\d+)\. \*\*([^*]+)\*\*/gm)].map((m) => `${m[1]}. ${m[2]}`);
+  assert.equal(mapped.length, sections.length, `${mapped}\n${sections}`);
+  for (const [i, title] of mapped.entries()) {
+    assert.ok(sections[i].startsWith(title), `the map's ${title} is the file's ${sections[i]}`);
+  }
+  assert.ok(map.split("\n").length <= 32, "at most 30 lines");
+  const named = [...map.matchAll(/`(\w+)\(\)`/g)].map((m) => m[1]);
   assert.ok(named.length > 20, `only ${named.length} functions named`);
-  const external = ["cpus"]; // node:os's, which the README names as such
-  for (const name of new Set(named.filter((n) => !external.includes(n)))) {
+  for (const name of new Set(named)) {
     const defined = new RegExp(`(function\\*? ${name}\\(|^ {2}(async |static )?#?${name}\\()`, "m");
     assert.match(source, defined, `README names ${name}(), which client.ts does not define`);
   }
-  for (const [, name] of section.matchAll(/`([A-Z][A-Za-z_]+)`/g)) {
+  for (const [, name] of map.matchAll(/`([A-Z][A-Za-z_]+)`/g)) {
     assert.match(
       source,
       new RegExp(`(class|const|interface|type) ${name}\\b`),
