@@ -2,7 +2,10 @@
  * The agent side of the end-to-end benchmark: plays mm just enough to drive a
  * client hard, with raw newline-delimited JSON so that its own cost is small
  * and the same for every client measured. `BENCH_MODE` picks the load;
- * the measurements go to `BENCH_OUT` as one JSON object.
+ * the measurements go to `BENCH_OUT` as one JSON object. In `notool` mode the
+ * prompt is answered at once with `end_turn` (no tool call, no text), and the
+ * client's peak memory is read when the client closes the agent's stdin, at
+ * the end of its run.
  *
  * @module
  */
@@ -43,7 +46,10 @@ async function read(): Promise<void> {
       const message = JSON.parse(buffer.slice(0, end));
       buffer = buffer.slice(end + 1);
       if ("method" in message) onRequest(message);
-      else waiting.get(message.id)?.(message), waiting.delete(message.id);
+      else {
+        waiting.get(message.id)?.(message);
+        waiting.delete(message.id);
+      }
     }
   }
 }
@@ -58,15 +64,28 @@ function call(id: number): Promise<Record<string, unknown>> {
   return answered;
 }
 
-/** Peak resident memory of the client (this agent's parent), in bytes. */
-function clientPeakRss(): number {
-  const status = Deno.readTextFileSync(`/proc/${Deno.ppid}/status`);
-  return Number(status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? 0) * 1024;
+/** The client: the process that started this agent (the `bench-mm` script execs Deno). */
+const CLIENT_PID = Deno.ppid;
+/**
+ * Peak resident memory of the client, in bytes: the `VmHWM` line of `/proc/<pid>/status`, which
+ * only Linux has. Elsewhere, or when the client is gone, `null` (no figure), never a crash: this is
+ * a benchmark, and it prints "n/a" where it has no figure.
+ */
+function clientPeakRss(): number | null {
+  let status;
+  try {
+    status = Deno.readTextFileSync(`/proc/${CLIENT_PID}/status`);
+  } catch {
+    return null;
+  }
+  const kib = status.match(/VmHWM:\s+(\d+) kB/)?.[1];
+  return kib === undefined ? null : Number(kib) * 1024;
 }
 
-async function turn(): Promise<Record<string, number>> {
+async function turn(): Promise<Record<string, number | null>> {
   if (mode === "pipelined") {
-    const total = 20_000, window = 64;
+    const total = 20_000;
+    const window = 64;
     let next = 1;
     const started = performance.now();
     const worker = async () => {
@@ -109,23 +128,28 @@ async function turn(): Promise<Record<string, number>> {
   return {};
 }
 
+let prompted = false; // notool: the client has asked its question
+function report(result: Record<string, number | null>): void {
+  Deno.writeTextFileSync(Deno.env.get("BENCH_OUT")!, JSON.stringify(result));
+}
+
 onRequest = async (message) => {
   switch (message.method) {
     case "initialize": {
       const initializeAfterMs = Date.now() - startedAt;
       await send({ id: message.id, result: { protocolVersion: 1 } });
-      if (mode === "startup") {
-        Deno.writeTextFileSync(Deno.env.get("BENCH_OUT")!, JSON.stringify({ initializeAfterMs }));
-      }
+      if (mode === "startup") report({ initializeAfterMs });
       return;
     }
     case "session/new":
       return await send({ id: message.id, result: { sessionId: SESSION } });
     case "session/prompt": {
-      const result = await turn();
-      result.peakRss = clientPeakRss();
-      if (mode !== "startup") {
-        Deno.writeTextFileSync(Deno.env.get("BENCH_OUT")!, JSON.stringify(result));
+      if (mode === "notool") {
+        prompted = true; // the client's peak is read when it closes stdin, at the end of its run
+      } else {
+        const result = await turn();
+        result.peakRss = clientPeakRss();
+        if (mode !== "startup") report(result);
       }
       return await send({ id: message.id, result: { stopReason: "end_turn" } });
     }
@@ -133,3 +157,5 @@ onRequest = async (message) => {
 };
 
 await read();
+// The client has closed stdin to end its run: its peak memory now covers all of that run.
+if (prompted) report({ peakRss: clientPeakRss() });

@@ -5,6 +5,9 @@
  * on one machine, so that only ratios between them are reported. Then the
  * framing cost series at 1, 2, 4, 8 and 16 MiB.
  *
+ * Peak memory is read by the agent from `/proc` and exists only on Linux:
+ * elsewhere those rows print "n/a".
+ *
  * Run with `deno task bench`. Prints; asserts nothing.
  *
  * @module
@@ -19,7 +22,9 @@ const START_PERMISSIONS = String(JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.
   .split(/\s+/).filter((word) => word.startsWith("--allow-"));
 
 type Client = "client" | "sdk" | "floor";
-type Mode = "pipelined" | "sequential" | "big" | "startup";
+type Mode = "pipelined" | "sequential" | "big" | "startup" | "notool";
+/** What a run reports: the agent's measures, and `exitAfterMs`; `null` where there is no figure. */
+type Report = Record<string, number | null>;
 
 function command(client: Client): string[] {
   const common = ["run", "--quiet", "--no-prompt", "--config", `${ROOT}/deno.json`];
@@ -40,8 +45,10 @@ function command(client: Client): string[] {
   }
 }
 
-async function measure(client: Client, mode: Mode): Promise<Record<string, number>> {
+/** One run of a client against the agent in a mode; `exitAfterMs`: from its spawn to its exit. */
+async function measure(client: Client, mode: Mode): Promise<Report> {
   const out = Deno.makeTempFileSync({ prefix: "bench-" });
+  const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args: command(client),
     cwd: ROOT,
@@ -56,56 +63,44 @@ async function measure(client: Client, mode: Mode): Promise<Record<string, numbe
     stdout: "null",
     stderr: "piped",
   }).spawn();
+  const exited = child.status.then(() => performance.now() - started);
   const { code, stderr } = await child.output();
   const text = Deno.readTextFileSync(out);
   Deno.removeSync(out);
   if (code !== 0 || !text) {
     throw new Error(`${client} ${mode} failed (${code}):\n${new TextDecoder().decode(stderr)}`);
   }
-  return JSON.parse(text);
+  return { ...JSON.parse(text), exitAfterMs: await exited };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
+/** The median; `NaN` for none, or if any is missing (peak memory where there is no `/proc`). */
+function median(values: (number | null | undefined)[]): number {
+  if (values.length === 0 || values.some((value) => typeof value !== "number")) return NaN;
+  const sorted = (values as number[]).toSorted((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+/** A line of the table: the three clients' medians (`NaN`: not run, or no figure), the ratio. */
 interface Row {
   what: string;
   client: number;
-  reference: number;
+  sdk: number;
+  floor: number;
+  ratio: number;
   unit: string;
   goal: string;
-  met: boolean;
+  met: string;
 }
 
 const rows: Row[] = [];
-function row(
-  what: string,
-  client: number,
-  reference: number,
-  unit: string,
-  best: "high" | "low",
-  goal: number,
-) {
-  const ratio = client / reference;
-  rows.push({
-    what,
-    client,
-    reference,
-    unit,
-    goal: `${best === "high" ? "≥" : "≤"} ${goal}`,
-    met: best === "high" ? ratio >= goal : ratio <= goal,
-  });
-}
 
-async function rounds(
-  mode: Mode,
-  clients: Client[],
-): Promise<Record<Client, Record<string, number>[]>> {
-  const results = { client: [], sdk: [], floor: [] } as Record<Client, Record<string, number>[]>;
-  for (let round = 0; round < ROUNDS; round++) {
+/** Each client's reports, in the order of the runs. */
+type Runs = Record<Client, Report[]>;
+/** `rounds` rounds of the clients in turn, A B C A B C…, so that a slow spell hits each alike. */
+async function runRounds(mode: Mode, clients: Client[], rounds: number): Promise<Runs> {
+  const results: Runs = { client: [], sdk: [], floor: [] };
+  for (let round = 0; round < rounds; round++) {
     for (const client of clients) results[client].push(await measure(client, mode));
   }
   return results;
@@ -113,83 +108,108 @@ async function rounds(
 
 const only = Deno.env.get("BENCH_ONLY");
 const wanted = (mode: Mode | "scaling") => !only || only.split(",").includes(mode);
-const of = (list: Record<string, number>[], key: string) => median(list.map((r) => r[key]));
+const of = (list: Report[], key: string) => median(list.map((r) => r[key]));
 
-console.log(`end-to-end, ${ROUNDS} rounds each, alternating client / SDK reference (medians)…`);
-/** A measure: what it is, its key in the agent's report, its unit, which way is best, the goal. */
-type Measure = [what: string, key: string, unit: string, best: "high" | "low", goal: number];
+/**
+ * A measure: what it is, its key in the report, its unit, which way is best, the goal for the
+ * client's figure divided by the reference's — the SDK's, or the floor's.
+ */
+type Measure = [
+  what: string,
+  key: string,
+  unit: string,
+  best: "high" | "low",
+  goal: number,
+  against: "sdk" | "floor",
+];
 
-/** The parts of the end-to-end run: the agent's load, the clients measured, the measures. */
-const PARTS: { mode: Mode; clients: Client[]; measures: Measure[] }[] = [
+/**
+ * The parts of the end-to-end run: the agent's load, the clients measured, the measures, and how
+ * many times `BENCH_ROUNDS` rounds it runs (a start is short, so its noise is larger).
+ */
+const PARTS: { mode: Mode; clients: Client[]; measures: Measure[]; times?: number }[] = [
   {
     mode: "pipelined",
     clients: ["client", "sdk", "floor"],
     measures: [
-      ["pipelined calls/s (20,000, 64 in flight)", "callsPerSecond", "calls/s", "high", 2.0],
-      ["  peak RSS, pipelined", "peakRss", "B", "low", 0.8],
+      ["pipelined calls/s (20,000, 64 in flight)", "callsPerSecond", "calls/s", "high", 2.0, "sdk"],
+      ["  the same, ÷ the floor", "callsPerSecond", "calls/s", "high", 0.6, "floor"],
+      ["  peak RSS, pipelined", "peakRss", "B", "low", 0.8, "sdk"],
     ],
   },
   {
     mode: "sequential",
     clients: ["client", "sdk", "floor"],
     measures: [
-      ["sequential round trip (2,000 calls)", "roundTripMs", "ms", "low", 0.8],
-      ["  peak RSS, sequential", "peakRss", "B", "low", 0.8],
+      ["sequential round trip (2,000 calls)", "roundTripMs", "ms", "low", 0.8, "sdk"],
+      ["  peak RSS, sequential", "peakRss", "B", "low", 0.8, "sdk"],
     ],
   },
   {
     mode: "big",
     clients: ["client", "sdk"],
     measures: [
-      ["16 MiB streamed message", "seconds", "s", "low", 0.9],
-      ["  peak RSS, 16 MiB message", "peakRss", "B", "low", 1.0],
+      ["16 MiB streamed message", "seconds", "s", "low", 0.9, "sdk"],
+      ["  peak RSS, 16 MiB message", "peakRss", "B", "low", 1.0, "sdk"],
     ],
   },
   {
     mode: "startup",
-    clients: ["client", "sdk"],
-    measures: [["start-up, until mm gets initialize", "initializeAfterMs", "ms", "low", 0.8]],
+    clients: ["client", "sdk", "floor"],
+    measures: [
+      ["start-up, until mm gets initialize", "initializeAfterMs", "ms", "low", 0.8, "sdk"],
+    ],
+  },
+  {
+    mode: "notool",
+    clients: ["client", "sdk", "floor"],
+    times: 3,
+    measures: [
+      ["no-tool turn, spawn to exit", "exitAfterMs", "ms", "low", 0.75, "sdk"],
+      ["  the same, ÷ the floor", "exitAfterMs", "ms", "low", 1.15, "floor"],
+      ["  peak RSS, no-tool turn", "peakRss", "B", "low", 0.8, "sdk"],
+    ],
   },
 ];
 
-let floorCalls = 0;
-let floorRoundTrip = 0;
-for (const { mode, clients, measures } of PARTS) {
+console.log(`end-to-end, ${ROUNDS} rounds, the clients alternating (medians)…`);
+for (const { mode, clients, measures, times } of PARTS) {
   if (!wanted(mode)) continue;
-  const runs = await rounds(mode, clients);
-  for (const [what, key, unit, best, goal] of measures) {
-    row(what, of(runs.client, key), of(runs.sdk, key), unit, best, goal);
+  const runs = await runRounds(mode, clients, ROUNDS * (times ?? 1));
+  for (const [what, key, unit, best, goal, against] of measures) {
+    const client = of(runs.client, key);
+    const ratio = client / of(runs[against], key);
+    const reached = best === "high" ? ratio >= goal : ratio <= goal;
+    let met = reached ? "yes" : "NO";
+    if (Number.isNaN(ratio)) met = "n/a"; // no figure: peak memory where there is no `/proc`
+    rows.push({
+      what,
+      client,
+      sdk: of(runs.sdk, key),
+      floor: of(runs.floor, key),
+      ratio,
+      unit,
+      goal: `${best === "high" ? "≥" : "≤"} ${goal} × ${against === "sdk" ? "SDK" : "floor"}`,
+      met,
+    });
   }
-  if (mode === "pipelined") {
-    floorCalls = of(runs.floor, "callsPerSecond") / of(runs.client, "callsPerSecond");
-  }
-  if (mode === "sequential") floorRoundTrip = of(runs.floor, "roundTripMs");
 }
 
-const format = (value: number, unit: string) =>
-  unit === "B"
-    ? `${(value / 2 ** 20).toFixed(1)} MiB`
-    : `${value.toFixed(unit === "calls/s" ? 0 : 3)} ${unit}`;
-console.log("\n| measure | client.ts | SDK reference | ratio | goal | met |");
-console.log("|---|---|---|---|---|---|");
+/** A figure with its unit; "–" where the client was not run, or there is no figure. */
+function format(value: number, unit: string): string {
+  if (Number.isNaN(value)) return "–";
+  if (unit === "B") return `${(value / 2 ** 20).toFixed(1)} MiB`;
+  let decimals = 3; // a round trip is a fraction of a millisecond
+  if (unit === "calls/s") decimals = 0;
+  else if (value >= 10) decimals = 1;
+  return `${value.toFixed(decimals)} ${unit}`;
+}
+console.log("\n| measure | client.ts | SDK reference | floor | ratio | goal | met |");
+console.log("|---|---|---|---|---|---|---|");
 for (const r of rows) {
-  console.log(
-    `| ${r.what} | ${format(r.client, r.unit)} | ${format(r.reference, r.unit)} | ${
-      (r.client / r.reference).toFixed(2)
-    } | ${r.goal} | ${r.met ? "yes" : "NO"} |`,
-  );
-}
-if (floorCalls) {
-  console.log(
-    `\nthe client answers ${(1 / floorCalls).toFixed(2)}× the pipelined calls/s of the floor ` +
-      `(a line echo with canned answers; goal ≥ 0.6: ${1 / floorCalls >= 0.6 ? "yes" : "NO"})`,
-  );
-}
-if (floorRoundTrip) {
-  console.log(
-    `floor sequential round trip: ${floorRoundTrip.toFixed(3)} ms ` +
-      `(the agent's and the operating system's share of every round trip)`,
-  );
+  const ratio = Number.isNaN(r.ratio) ? "n/a" : r.ratio.toFixed(2);
+  const figures = [r.client, r.sdk, r.floor].map((value) => format(value, r.unit)).join(" | ");
+  console.log(`| ${r.what} | ${figures} | ${ratio} | ${r.goal} | ${r.met} |`);
 }
 
 // ─── Scaling of the framer ───────────────────────────────────────────────────

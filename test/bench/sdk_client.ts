@@ -20,7 +20,8 @@ import {
 } from "../../client.ts";
 import { startAgent } from "./_agent.ts";
 
-const [mm, agentFile, question] = [Deno.args[0], Deno.args[1], Deno.args[2] ?? "How much memory?"];
+const [mm, agentFile] = Deno.args;
+const question = Deno.args[2] ?? "How much memory?";
 const child = startAgent(mm, agentFile);
 
 const encoder = new TextEncoder();
