@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
+#!/usr/bin/env -S deno run --no-prompt --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 /**
  * An ACP client that lends mini-me (`mm -acp`) tools of its own — `host_info` to begin with —,
  * asks it a question and shows the conversation. mm speaks the Agent Client Protocol: JSON-RPC 2.0,
@@ -89,7 +89,10 @@ function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
   const given = isObject(args) ? args : {};
   const mismatch = checkArguments(tool, given);
-  if (mismatch) return toolText(mismatch, true);
+  if (mismatch) {
+    run.out.note(`[client] ${mismatch}`);
+    return toolText(mismatch, true);
+  }
   const failed = (error: unknown) => {
     const text = `${tool.name} failed: ${errorText(error)}`;
     if (!signal.aborted) run.out.note(`[client] ${text}`);
@@ -1480,6 +1483,8 @@ function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
     return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
   }
   const name = modelName(tool.name);
+  if (name === "client_") return `name ${JSON.stringify(tool.name)} leaves the model no name`;
+  if (method === "_org.mini-me/tools/list") return `method "${method}" is mm's list request`;
   const sameName = before.findIndex((other) => modelName(other.name) === name);
   if (sameName >= 0) {
     return `duplicate tool name "${name}": entry ${sameName} (${before[sameName].name}) has it`;

@@ -203,7 +203,9 @@ export function startClient(run: ClientRun = {}): RunningClient {
       "--config",
       `${ROOT}/deno.json`,
       ...(run.permissions ?? START_PERMISSIONS).map((flag) =>
-        flag === "--allow-read=." && run.readAlso ? `${flag},${run.readAlso.join(",")}` : flag
+        flag.startsWith("--allow-read=") && run.readAlso
+          ? `${flag},${run.readAlso.join(",")}`
+          : flag
       ),
       run.client ?? `${ROOT}/client.ts`,
       ...args,

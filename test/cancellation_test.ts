@@ -168,7 +168,7 @@ Deno.test("cancellation: with -i a turn cancelled and ended in time leaves no ca
   });
   await client.waitForStderr('"method":"session/prompt"');
   await sleep(300);
-  client.child.kill("SIGINT");
+  client.child.kill("SIGINT"); // the turn thinks for a second: the client is there
   const cancelledAt = performance.now();
   await client.waitForStdout("[cancelled]");
   await client.write("And since when is it up?\n");

@@ -287,9 +287,14 @@ export type PlannedCall = { tool: ClientTool; args: Record<string, unknown> };
  * The calls of a turn: `client_host_info` for its topics, then, in the order of the question, each
  * other tool whose name or model name the question has as a word, in any case (the stand-in's own
  * rule), with {@linkcode exampleArgs}. A question that says `_meta` makes a model that puts a
- * `_meta` of its own in its arguments, as a model may.
+ * `_meta` of its own in its arguments, as a model may. `scripted`, by tool name, gives arguments
+ * that go over the model's own (`MM_SIM_ARGS`): a wrong type, a value of the user's.
  */
-export function planTurn(question: string, tools: readonly ClientTool[]): PlannedCall[] {
+export function planTurn(
+  question: string,
+  tools: readonly ClientTool[],
+  scripted: Record<string, Record<string, unknown>> = {},
+): PlannedCall[] {
   const untidy = question.includes("_meta") ? { _meta: MODEL_META } : {};
   const hostInfo = tools.find((t) => t.modelName === "client_host_info");
   const namedAt = ({ name, modelName }: ClientTool) => {
@@ -302,10 +307,29 @@ export function planTurn(question: string, tools: readonly ClientTool[]): Planne
     .filter(({ at }) => at >= 0)
     .sort((a, b) => a.at - b.at);
   const topics = hostInfo ? plannedCalls(question, others.length === 0) : [];
+  const given = (tool: ClientTool) => record(scripted[tool.name]);
   return [
-    ...topics.map((args) => ({ tool: hostInfo!, args: { ...args, ...untidy } })),
-    ...others.map(({ tool }) => ({ tool, args: { ...exampleArgs(tool), ...untidy } })),
+    ...topics.map((args) => ({
+      tool: hostInfo!,
+      args: { ...args, ...given(hostInfo!), ...untidy },
+    })),
+    ...others.map(({ tool }) => ({
+      tool,
+      args: { ...exampleArgs(tool), ...given(tool), ...untidy },
+    })),
   ];
+}
+
+/** `MM_SIM_ARGS`: arguments by tool name, as JSON, that the model gives over its own. */
+function scriptedArgs(): Record<string, Record<string, unknown>> {
+  const text = Deno.env.get("MM_SIM_ARGS");
+  if (!text) return {};
+  try {
+    return record(JSON.parse(text)) as Record<string, Record<string, unknown>>;
+  } catch {
+    log(`[mm-sim] MM_SIM_ARGS: not JSON: ${JSON.stringify(text)} (ignored)`);
+    return {};
+  }
 }
 
 /** What a result is about: a `host_info` topic, or the name of another tool. */
@@ -658,7 +682,7 @@ async function promptTurn(turn: Turn, question: string): Promise<"cancelled" | u
   const { session, signal } = turn;
   session.history.push({ kind: "user", text: question });
   const tools = session.tools;
-  const plan = planTurn(question, tools);
+  const plan = planTurn(question, tools, scriptedArgs());
   try {
     await openTurn(turn, plan);
     const id = () => `call_${session.nextCall++}`;

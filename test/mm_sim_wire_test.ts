@@ -1058,6 +1058,25 @@ Deno.test("stand-in: other tools are called in the order the question names them
   });
 });
 
+Deno.test("stand-in: MM_SIM_ARGS gives the model's arguments by tool name, a wrong type too, over its own", async () => {
+  const env = {
+    MM_SIM_ARGS: JSON.stringify({ host_info: { topic: 5 }, clock: { zone: "local" } }),
+  };
+  await withClock({ env }, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    await peer.prompt(session, "What does clock say, and which OS?");
+    assert.deepEqual(peer.requests(HOST_INFO.method).map((f) => f.params?.topic), [5]);
+    assert.deepEqual(peer.requests(CLOCK.method).map((f) => f.params?.zone), ["local"]);
+  });
+  await withPeer({ env: { MM_SIM_ARGS: "{not json" } }, async (peer) => {
+    await peer.initialize([HOST_INFO]);
+    await peer.prompt(await peer.newSession(), "Which OS?");
+    assert.deepEqual(peer.requests(HOST_INFO.method).map((f) => f.params?.topic), ["os"]);
+    assert.match(peer.stderr, /\[mm-sim\] MM_SIM_ARGS: not JSON: "\{not json" \(ignored\)/);
+  });
+});
+
 Deno.test("stand-in: a tool the question does not name is not called", async () => {
   await withClock({}, async (peer) => {
     await peer.initialize([HOST_INFO, CLOCK]);

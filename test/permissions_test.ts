@@ -198,15 +198,19 @@ const grants = (flags: string[], prefix: string) =>
   flags.filter((flag) => flag.split("=")[0] === prefix)
     .flatMap((flag) => flag.includes("=") ? flag.split("=")[1].split(",") : ["*"]);
 
-Deno.test("permissions: the shebang line and the start, demo, compile and install tasks name the same flags, never -A", () => {
+Deno.test("permissions: the shebang line and the start, demo, compile and install tasks name the same flags and --no-prompt, never -A", () => {
   const [shebang] = Deno.readTextFileSync(`${ROOT}/client.ts`).split("\n", 1);
-  assert.match(shebang, /^#!\/usr\/bin\/env -S deno run /);
+  assert.match(shebang, /^#!\/usr\/bin\/env -S deno run --no-prompt /);
   const flags = flagsOf(shebang);
   assert.ok(!flags.includes("-A"), shebang);
   assert.deepEqual(START_PERMISSIONS, flags);
   const tasks = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks;
   for (const name of ["start", "demo", "compile"]) {
     assert.deepEqual(flagsOf(tasks[name]), flags, `${name}: ${tasks[name]}`);
+  }
+  // A copier's tool that uses a permission it was not given fails; it never stops at a prompt.
+  for (const name of ["start", "demo", "compile", "install"]) {
+    assert.ok(tasks[name].split(/\s+/).includes("--no-prompt"), `${name}: ${tasks[name]}`);
   }
   // install also reads the project folder, wherever the command is run from.
   const installed = flags.map((flag) =>

@@ -227,6 +227,17 @@ Deno.test("tools: the registry refuses two entries the model would see under one
   );
 });
 
+Deno.test("tools: the registry refuses a name that leaves the model none, and the method of mm's list request", () => {
+  assert.equal(
+    secondEntry({ name: "--" }),
+    'TOOLS entry 1 ("--"): name "--" leaves the model no name',
+  );
+  assert.equal(
+    secondEntry({ method: "_org.mini-me/tools/list" }),
+    'TOOLS entry 1 ("clock"): method "_org.mini-me/tools/list" is mm\'s list request',
+  );
+});
+
 Deno.test("tools: the registry refuses two entries with one method, as calls are dispatched by it", () => {
   assert.equal(
     secondEntry({ method: HOST_INFO.method }),
@@ -246,9 +257,11 @@ Deno.test("tools: a broken TOOLS entry ends the run with one error line, exit 2,
 `;
   const run = await runClient({ client: clientWithTools(slip), args: ["How much memory?"] });
   assert.equal(run.code, 2, run.stderr);
+  // The slip is appended after every tool the client lends (a copier may have added some).
+  const hostInfoAt = TOOLS.indexOf(HOST_INFO);
   assert.equal(
     run.stderr,
-    'error: TOOLS entry 1 ("disk"): method "_demo.minime/host_info" is entry 0\'s (host_info) too; calls are dispatched by it\n',
+    `error: TOOLS entry ${TOOLS.length} ("disk"): method "_demo.minime/host_info" is entry ${hostInfoAt}'s (host_info) too; calls are dispatched by it\n`,
   );
   assert.equal(run.stdout, "");
   assert.equal(Deno.readTextFileSync(run.pidFile), "", "mm was never started");
@@ -591,6 +604,7 @@ Deno.test("tools: a lent tool's arguments that its schema refuses are an error r
     isError: true,
   });
   assert.ok(run.log.includes('[client] slow {"ms":"soon"} (session 20261130-120000-0badc0de)'));
+  assert.ok(run.log.includes('[client] slow: "ms" must be a number, not "soon"'), run.stderr);
   assert.ok(!run.stderr.includes("slow failed"), "a refused call is not the tool's failure");
 });
 
