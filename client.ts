@@ -1477,7 +1477,8 @@ function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
     return `method ${JSON.stringify(method)} must start with "_" (an ACP extension method)`;
   }
   const schema: unknown = tool.inputSchema;
-  if (schema !== undefined && !isObject(schema)) return "inputSchema must be an object";
+  // mm decodes it as Go does: `null` is no schema, and no parameter.
+  if (schema != null && !isObject(schema)) return "inputSchema must be an object";
   const type = field(schema, "type");
   if (type !== undefined && type !== "object") {
     return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;

@@ -207,10 +207,14 @@ Deno.test("tools: the registry refuses an inputSchema that does not describe an 
     secondEntry({ inputSchema: { type: "string" } }),
     'TOOLS entry 1 ("clock"): inputSchema.type must be "object", got "string"',
   );
-  assert.equal(
-    secondEntry({ inputSchema: "object" }),
-    'TOOLS entry 1 ("clock"): inputSchema must be an object',
-  );
+  for (const schema of ["object", [], [{ type: "object" }]]) {
+    assert.equal(
+      secondEntry({ inputSchema: schema }),
+      'TOOLS entry 1 ("clock"): inputSchema must be an object',
+      JSON.stringify(schema),
+    );
+  }
+  assert.equal(secondEntry({ inputSchema: null }), undefined, "null is no schema, as mm reads it");
   assert.equal(secondEntry({ inputSchema: { properties: {} } }), undefined, "type may be absent");
 });
 
