@@ -298,6 +298,15 @@ Deno.test("tools: arguments are checked against the schema's required properties
   const check = (extra: Record<string, unknown>) => checkArguments(TYPED, { ...base, ...extra });
   assert.equal(check({}), undefined);
   assert.equal(checkArguments(TYPED, { count: 1 }), 'typed: missing parameter "text"');
+  const single = {
+    type: "object" as const,
+    properties: { mode: { enum: ["fast"] } },
+    required: ["mode"],
+  };
+  assert.equal(
+    checkArguments({ name: "one", inputSchema: single }, {}),
+    'one: missing parameter "mode" (one of fast)',
+  );
   assert.equal(checkArguments(TYPED, { text: "a" }), 'typed: missing parameter "count"');
   assert.equal(check({ text: 1 }), 'typed: "text" must be a string, not 1');
   assert.equal(check({ count: 1.5 }), 'typed: "count" must be an integer, not 1.5');
