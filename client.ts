@@ -354,6 +354,11 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
   } catch (error) {
     let reason = error instanceof Deno.errors.NotFound ? "not found" : errorText(error);
     if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
+    // A name without a slash is looked for on PATH, as a shell does, not in this folder.
+    const here = !/[/\\]/.test(mm) && granted({ name: "read", path: mm });
+    if (reason === "not found" && here && attempt(() => Deno.statSync(mm).isFile, false)) {
+      reason = `not found on PATH (for the file in this folder: ./${mm})`;
+    }
     if (!namedBy && !granted({ name: "env", variable: "MM_BIN" })) {
       reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
     }
@@ -433,6 +438,7 @@ export function initializeParams(
 /** `--sessions`: mm's sessions, one per line: id, last update, title or folder. */
 function showSessions(run: Run, sessions: unknown[]): number {
   run.out.record({ sessions });
+  if (sessions.length === 0) run.out.log("mm has no sessions");
   for (const session of sessions) {
     const [id, at, title, cwd] = fields(session, "sessionId", "updatedAt", "title", "cwd");
     const line = `${id}  ${at ?? "-"}  ${title ?? cwd}`;
@@ -969,7 +975,7 @@ function describeStream(stream: Stream, fd: number): StreamFacts {
 /** Characters a terminal shows two columns wide: East Asian scripts, most emoji. */
 const WIDE =
   /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\u{1f300}-\u{1faff}]/u;
-/** `text`, cut so that it and `tail` fit one row of the terminal, its last column left free. */
+/** `text`, cut so that it and `tail` fit one row of the terminal (its last column left free). */
 function fit(text: string, tail = ""): string {
   const width = attempt(() => Deno.consoleSize().columns, 0) || 80;
   const columns = (char: string) => WIDE.test(char) ? 2 : 1;
@@ -977,7 +983,8 @@ function fit(text: string, tail = ""): string {
   let kept = "";
   for (const char of text) {
     room -= columns(char);
-    if (room < 0) break;
+    if (room < 0 && tail !== "") break;
+    if (room < 0) return `${[...kept].slice(0, -1).join("")}…`; // a cut text says so
     kept += char;
   }
   return kept + tail;
@@ -1296,7 +1303,7 @@ options:
   --agent FILE       the agent file to give mm (default: agent.yaml)
   --mm PATH          the mm executable (default: $MM_BIN, else mm on PATH)
   -i, --interactive  more questions after the first, one per line, in the same session
-  -q, --quiet        stdout is the answer alone; no [client] lines on stderr
+  -q, --quiet        stdout is the answer alone; stderr has no [client] progress lines
   --json             stdout is JSON lines: updates, requests and answers, the result
   --resume ID        continue an earlier session of mm
   --continue         continue the most recent session of this folder

@@ -622,16 +622,23 @@ export const SLOW_TOOL = `  {
 `;
 
 /**
- * A copy of `client.ts` with `entries` added to its `TOOLS`, after host_info's, exactly where
- * the README tells a reader to add a tool; nothing else is edited. Returns the copy's path.
+ * A copy of `client.ts` with `entries` added to its `TOOLS`, after the tools it lends, exactly where
+ * the README tells a reader to add a tool; nothing else is edited. An entry whose name the client
+ * lends already (a copier who pasted the README's tools has them) is not added twice. Returns the
+ * copy's path.
  */
 export function clientWithTools(entries: string): string {
   const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
   const registry = /(\nexport const TOOLS: readonly Tool\[\] = \[\n[\s\S]*?\n {2}\},\n)(\];\n)/;
   if (!registry.test(source)) throw new Error("client.ts has no TOOLS list where the README says");
+  const lent = new Set(TOOLS.map((tool) => tool.name));
+  const added = entries.split(/\n(?= {0,2}\{\n)/).filter((entry) => {
+    const name = entry.match(/name: "([^"]*)"/)?.[1];
+    return name === undefined || !lent.has(name);
+  });
   return tempFile(
     "client.ts",
-    source.replace(registry, (_, list, end) => `${list}${entries}${end}`),
+    source.replace(registry, (_, list, end) => `${list}${added.join("\n")}${end}`),
   );
 }
 

@@ -6,7 +6,13 @@
  */
 
 import assert from "node:assert/strict";
-import { agentFileWarnings, ClientError, DEFAULT_QUESTION, parseCommandLine } from "../client.ts";
+import {
+  agentFileWarnings,
+  ClientError,
+  DEFAULT_QUESTION,
+  parseCommandLine,
+  USAGE,
+} from "../client.ts";
 import {
   agentFileWith,
   assertInOrder,
@@ -185,6 +191,17 @@ Deno.test("agent file: one that contradicts the run is warned about, either way"
 
 // ─── The command line as a process ───────────────────────────────────────────
 
+Deno.test("README: its --help is what --help prints", () => {
+  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+  const shown = readme.slice(readme.indexOf("`deno run -A client.ts --help`:"));
+  const block = shown.match(/\n```\n([\s\S]*?)\n```\n/)?.[1];
+  // The README shows the demo as shipped, with host_info alone.
+  assert.equal(
+    block,
+    USAGE.replace(`the client's tools (${TOOL_NAMES})`, "the client's tools (host_info)"),
+  );
+});
+
 Deno.test("command line: --help prints the usage and exits 0; --version prints the version", async () => {
   const help = await runClient({ noMm: true, noTrace: true, args: ["--help"] });
   assert.equal(help.code, 0);
@@ -253,6 +270,11 @@ Deno.test("command line: an mm that cannot be started is one line naming it, wha
     [
       { env: { MM_BIN: "/nowhere/mm", PATH: PATH_WITHOUT_MM } },
       "error: cannot start mm (/nowhere/mm): not found. MM_BIN names it: check that path.",
+    ],
+    [
+      // A name without a slash is looked for on PATH, as a shell does: the file here is named.
+      { args: ["--mm", "agent.yaml"] },
+      "error: cannot start mm (agent.yaml): not found on PATH (for the file in this folder: ./agent.yaml). --mm names it: check that path.",
     ],
     [
       // Both set: --mm is the one started, and the one named.

@@ -509,9 +509,9 @@ Deno.test({
     const rows = visibleLines(screen, 80);
     const at = rows.findIndex((row) => row.startsWith(`${session}  `));
     assert.ok(at >= 0, rows.join("\n"));
-    // Cut to 79 columns (the last is left free; a space there is not seen): id and date whole.
-    const columns = [...rows[at]].length;
-    assert.ok(columns === 78 || columns === 79, `${columns} columns: ${rows[at]}`);
+    // Cut to 79 columns (the last is left free), and the cut shown: id and date whole.
+    assert.equal([...rows[at]].length, 79, rows[at]);
+    assert.ok(rows[at].endsWith("…"), rows[at]);
     assert.match(rows[at], new RegExp(`^${session}  \\S+  How much memory is free on`));
     assert.ok(rows.slice(at + 1).every((row) => row === ""), rows.join("\n"));
     // Off a terminal the line is whole.
@@ -520,6 +520,13 @@ Deno.test({
       piped.out[0].endsWith("  How much memory is free on my machine, and how much of it i…"),
     );
   },
+});
+
+Deno.test("--sessions: with no session, stdout is empty and stderr says so", async () => {
+  const run = await runClient({ env: stateDir(), noTrace: true, args: ["--sessions"] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, "");
+  assert.ok(run.log.includes("[client] mm has no sessions"), run.stderr);
 });
 
 Deno.test("--sessions: follows session/list's nextCursor to the last page", async () => {
