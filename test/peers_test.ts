@@ -219,8 +219,7 @@ exec sleep 60
 
 Deno.test("peers: an mm that stops reading its stdin but stays is an error once a write fails", async () => {
   const mm = tempFile("mm", DEAF_MM, 0o755);
-  const run = await runClient({ noMm: true, args: ["--mm", mm] });
+  const run = await runClient({ noMm: true, args: ["--mm", mm], deadlineMs: 15_000 });
   assert.equal(run.code, 1, run.stderr);
   assert.match(run.log.at(-1) ?? "", /^error: cannot write to mm: /);
-  assert.ok(run.ms < 15_000, `ended in ${run.ms} ms`);
 });

@@ -354,6 +354,19 @@ Deno.test("rendering: mm's last log lines, an unended one too, come before the c
   assert.ok(run.ms < 5000, `the client took ${Math.round(run.ms)} ms to end`);
 });
 
+Deno.test("rendering: a line of mm's log written in two pieces comes out whole, also after 64 KiB of log", async () => {
+  const pidFile = tempFile("pid", "");
+  const run = await runShell(`${clientCommand(["--mm", ROGUE])} 2>&1`, {
+    ROGUE_SCENARIO: "stderr-split",
+    ROGUE_PID_FILE: pidFile,
+  });
+  assert.equal(run.code, 0, run.stdout.slice(-500));
+  const lines = run.stdout.split("\n");
+  assert.ok(lines.includes("[mm] a line in two writes"), run.stdout.slice(-500));
+  assert.ok(lines.includes("Hello."), run.stdout.slice(-500));
+  assertNoPeerLeft(pidFile);
+});
+
 Deno.test("rendering: stdout and stderr are taken for one stream only when the system says so", () => {
   const file = (dev: number, ino: number | null) => ({ terminal: false, dev, ino });
   assert.equal(sameStream(file(1, 42), file(1, 42)), true, "one pipe or file");

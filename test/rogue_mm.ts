@@ -698,7 +698,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     await call(2, "_demo.minime/host_info", { topic: "os" });
     await collect(2);
     // A call mm cancels while it runs: answered -32800 at once, and never again.
-    await call(3, "_test/slow", { ms: 60_000 });
+    await call(3, "_test/slow", { ms: 3000 }); // not cancelled, it would answer in 3 s
     await send({ method: "$/cancel_request", params: { requestId: 3 } });
     await collect(1);
     await call(4, "_test/throws");
@@ -780,6 +780,17 @@ const scenarios: Record<string, () => Promise<void>> = {
     Deno.writeTextFileSync(Deno.env.get("ROGUE_PID_FILE")!, ` ${helper.pid}`, { append: true });
     Deno.stderr.writeSync(encoder.encode("[mm] a whole line\n[mm] last words, no line end"));
     Deno.exit(3);
+  },
+  async "stderr-split"() {
+    // After 80 KiB of whole log lines, one line in two writes with the answer's text between.
+    const prompt = await handshake();
+    Deno.stderr.writeSync(encoder.encode("[mm] filler line\n".repeat(5000)));
+    Deno.stderr.writeSync(encoder.encode("[mm] a line in two wri"));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await chunk("Hello.");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    Deno.stderr.writeSync(encoder.encode("tes\n"));
+    await endTurn(prompt);
   },
   async "stderr-flood"() {
     // 48 MiB of log with no line end, as fast as the pipe takes it, then one line.
