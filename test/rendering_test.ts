@@ -354,7 +354,7 @@ Deno.test("rendering: mm's last log lines, an unended one too, come before the c
   assert.ok(run.ms < 5000, `the client took ${Math.round(run.ms)} ms to end`);
 });
 
-Deno.test("rendering: a line of mm's log written in two pieces comes out whole, also after 64 KiB of log", async () => {
+Deno.test("rendering: a line of mm's log written in two pieces comes out whole, also after a line over 64 KiB", async () => {
   const pidFile = tempFile("pid", "");
   const run = await runShell(`${clientCommand(["--mm", ROGUE])} 2>&1`, {
     ROGUE_SCENARIO: "stderr-split",

@@ -782,9 +782,10 @@ const scenarios: Record<string, () => Promise<void>> = {
     Deno.exit(3);
   },
   async "stderr-split"() {
-    // After 80 KiB of whole log lines, one line in two writes with the answer's text between.
+    // After a log line of 70 KiB (passed on in pieces, as a flood is), one line in two writes
+    // with the answer's text between.
     const prompt = await handshake();
-    Deno.stderr.writeSync(encoder.encode("[mm] filler line\n".repeat(5000)));
+    Deno.stderr.writeSync(encoder.encode(`[mm] ${"x".repeat(70 * 1024)}\n`));
     Deno.stderr.writeSync(encoder.encode("[mm] a line in two wri"));
     await new Promise((resolve) => setTimeout(resolve, 300));
     await chunk("Hello.");
