@@ -364,6 +364,11 @@ Deno.test("rendering: a line of mm's log written in two pieces comes out whole, 
   const lines = run.stdout.split("\n");
   assert.ok(lines.includes("[mm] a line in two writes"), run.stdout.slice(-500));
   assert.ok(lines.includes("Hello."), run.stdout.slice(-500));
+  // Lines of one write go out together, not each behind the next write.
+  assert.ok(
+    lines.indexOf("[mm] two") < lines.indexOf("After two lines."),
+    run.stdout.slice(0, 300),
+  );
   assertNoPeerLeft(pidFile);
 });
 
@@ -378,6 +383,15 @@ Deno.test("rendering: stdout and stderr are taken for one stream only when the s
   assert.equal(sameStream({ terminal: true }, { terminal: true }), true, "one terminal");
   assert.equal(sameStream({ terminal: true }, file(1, 42)), false);
   assert.equal(sameStream(file(1, 42), { terminal: true }), false);
+});
+
+Deno.test("rendering: kinds of update the client does not know show nothing, with --verbose too, whatever their name", async () => {
+  for (const args of [[], ["--verbose"]]) {
+    const run = await runRogue("unknown-kinds", { noTrace: true, args });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(run.out, [QUESTION, "Still here.", "[end_turn]"]);
+    assert.deepEqual(run.log.filter((line) => !line.startsWith("[")), [], run.stderr);
+  }
 });
 
 // ─── --verbose and --trace ───────────────────────────────────────────────────

@@ -782,9 +782,13 @@ const scenarios: Record<string, () => Promise<void>> = {
     Deno.exit(3);
   },
   async "stderr-split"() {
-    // After a log line of 70 KiB (passed on in pieces, as a flood is), one line in two writes
-    // with the answer's text between.
+    // Two log lines in one write, then the answer's text: both lines come before it. After a log
+    // line of 70 KiB (passed on in pieces, as a flood is), one line in two writes with the
+    // answer's text between.
     const prompt = await handshake();
+    Deno.stderr.writeSync(encoder.encode("[mm] one\n[mm] two\n"));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await chunk("After two lines.\n");
     Deno.stderr.writeSync(encoder.encode(`[mm] ${"x".repeat(70 * 1024)}\n`));
     Deno.stderr.writeSync(encoder.encode("[mm] a line in two wri"));
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -846,6 +850,15 @@ const scenarios: Record<string, () => Promise<void>> = {
       await callUpdate("g1", { content: textContent(soFar) });
     }
     await callUpdate("g1", { status: "completed", content: textContent("all 3 passed\n") });
+    await endTurn(prompt);
+  },
+  async "unknown-kinds"() {
+    // Kinds of update a later ACP may add, some named as what every JavaScript object has.
+    const prompt = await handshake();
+    for (const kind of ["future_thing", "constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      await update({ sessionUpdate: kind, text: "?" });
+    }
+    await chunk("Still here.");
     await endTurn(prompt);
   },
   async "unfinished-call"() {
