@@ -121,6 +121,8 @@ Deno.test("command line: a usage error names what is actually wrong", () => {
     "--continue and --resume both name the session: pick one",
   );
   usageError(["--turn-timeout"], "--turn-timeout needs a value");
+  usageError(["--timeout", "-.5"], '--timeout takes a number of seconds above 0, got "-.5"');
+  usageError(["--timeout", "-2"], '--timeout takes a number of seconds above 0, got "-2"');
   usageError(["--json=1"], "--json takes no value");
   const sessionsAlone =
     "--sessions lists the sessions and exits: it takes no question or session to open";

@@ -120,7 +120,8 @@ export function validateToolList(
     const schema = record(goDecoded((entry as Record<string, unknown>).inputSchema));
     const required = schema.required;
     const properties = record(schema.properties);
-    const about = description ?? `Tool provided by the editor (${method}).`;
+    // Go reads an empty string as it reads an absent one (guess: mm tests for "").
+    const about = description || `Tool provided by the editor (${method}).`;
     const tool = { name, method, description: about, properties, modelName: modelName(name) };
     tools.push({ ...tool, required: Array.isArray(required) ? required.map(String) : [] });
   });
@@ -775,9 +776,11 @@ function noCallAnswer(tools: ClientTool[]): string {
 /** Streams the answer in pieces while the turn is not cancelled, then reports the usage. */
 async function streamAnswer(turn: Turn, answer: string): Promise<void> {
   const update = updater(turn.client, turn.session.sessionId);
+  const pause = Number(Deno.env.get("MM_SIM_STREAM_MS") ?? 0);
   for (const piece of streamPieces(answer)) {
-    if (turn.signal.aborted) throw new Cancelled();
+    if (turn.signal.aborted) throw new Cancelled(); // a cancel ends the answer where it is
     await say(turn, piece);
+    if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
   }
   await update({ sessionUpdate: "usage_update", used: 1200 + answer.length, size: 32768 });
 }

@@ -42,12 +42,17 @@ Deno.test('stand-in: "Description d\'un outil", name: non-alphanumerics become _
   assert.equal(modelName("été 2026!"), "client_t_2026");
 });
 
-Deno.test('stand-in: "Description d\'un outil", description: absent gives "Tool provided by the editor (<method>)."', () => {
-  const { tools } = validateToolList([TOOL]);
-  assert.equal(
-    tools[0].description,
-    "Tool provided by the editor (_com.example/workspace/buffers).",
-  );
+Deno.test('stand-in: "Description d\'un outil", description: absent or empty gives "Tool provided by the editor (<method>)."', () => {
+  // Go reads "" as an absent string (guess: mm tests for it); a description of its own is kept.
+  for (const entry of [TOOL, { ...TOOL, description: "" }, { ...TOOL, description: null }]) {
+    assert.equal(
+      validateToolList([entry]).tools[0].description,
+      "Tool provided by the editor (_com.example/workspace/buffers).",
+      JSON.stringify(entry),
+    );
+  }
+  const described = { ...TOOL, description: "The open files." };
+  assert.equal(validateToolList([described]).tools[0].description, "The open files.");
 });
 
 Deno.test('stand-in: "Validation d\'une liste", row "not a tool description": an entry that is not a tool object', () => {

@@ -473,6 +473,38 @@ Deno.test('stand-in: "Erreurs": session/cancel cancels the call in flight, which
   });
 });
 
+Deno.test("stand-in: session/cancel while the answer streams ends it there, and the turn cancelled", async () => {
+  await withPeer({ env: { MM_SIM_STREAM_MS: "100" } }, async (peer) => {
+    await peer.initialize();
+    const session = await peer.newSession();
+    const turn = peer.startTurn(session, "Which OS?");
+    const chunk = (f: { method?: string; params?: Record<string, unknown> }) =>
+      f.method === "session/update" &&
+      (f.params?.update as { sessionUpdate?: string }).sessionUpdate === "agent_message_chunk" &&
+      ((f.params?.update as { content?: { text?: string } }).content?.text ?? "") !== "";
+    await peer.waitFor(chunk, "a first piece of the answer");
+    await peer.notify("session/cancel", { sessionId: session });
+    assert.deepEqual((await turn).result, { stopReason: "cancelled" });
+    const streamed = peer.frames.filter(chunk).length;
+    const whole = await withPeer({}, async (full) => {
+      await full.initialize();
+      await full.prompt(await full.newSession(), "Which OS?");
+      assert.ok(streamed < full.frames.filter(chunk).length, `${streamed} pieces: not cut`);
+    });
+    return whole;
+  });
+});
+
+Deno.test("stand-in: a turn that calls no tool sends no plan", async () => {
+  await withPeer({}, async (peer) => {
+    await peer.initialize([]);
+    await peer.prompt(await peer.newSession(), "Which OS?");
+    const kinds = peer.updates().map((u) => u.sessionUpdate);
+    assert.ok(kinds.includes("agent_message_chunk"), kinds.join(", "));
+    assert.ok(!kinds.includes("plan"), kinds.join(", "));
+  });
+});
+
 Deno.test("stand-in: session/cancel while mm waits for a permission ends the turn cancelled", async () => {
   await withPeer({ agent: agentYaml({ permissions: "ask" }) }, async (peer) => {
     const asked = peer.stall("session/request_permission");
