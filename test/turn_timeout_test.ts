@@ -1,0 +1,97 @@
+/**
+ * A long turn: `--turn-timeout` cancels a turn mm has gone silent in, the ACP way, and exits 124;
+ * its silence is counted from mm's last frame, mm waiting for the client's own answer is not
+ * silence, and the timer ends with its turn.
+ */
+
+import assert from "node:assert/strict";
+import {
+  assertNoPeerLeft,
+  clientWithTools,
+  rogue,
+  seen,
+  sleep,
+  SLOW_TOOL,
+  startClient,
+} from "./_run.ts";
+
+Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, not before, and ends 124", async () => {
+  const run = await startClient(rogue("silent", { args: ["--turn-timeout", "1"] })).done();
+  // The peer times its silence from its last write, which the client heard before the turn began.
+  const silence = Number(seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1]);
+  assert.ok(silence >= 998, `cancelled after ${silence} ms of silence: before 1 s`);
+  assert.ok(silence < 3000, `cancelled after ${silence} ms of silence`);
+  assert.equal(run.code, 124, run.stderr);
+  assert.equal(run.out.at(-1), "[cancelled]");
+  assert.ok(run.log.includes("[client] cancelling…"), run.stderr);
+  assert.equal(
+    run.log.filter((l) => l.startsWith("error: ")).join("\n"),
+    "error: mm sent nothing for 1 s; turn cancelled",
+  );
+  assert.ok(run.log.includes("[client] continue with: --resume 20261130-120000-0badc0de"));
+  assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("--turn-timeout: the silence is counted from mm's last frame, also when it began before the timer was set again", async () => {
+  // mm speaks once 100 ms into the turn, then says nothing: the first check, 1.5 s in, finds 1.4 s
+  // of silence, and the timer must fire 0.1 s later, not a whole 1.5 s later (at 2.9 s of it).
+  const run = await startClient(rogue("silent", {
+    args: ["--turn-timeout", "1.5"],
+    env: { ROGUE_SPEAK_AFTER_MS: "100" },
+  })).done();
+  const silence = Number(seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1]);
+  assert.ok(silence >= 1498, `cancelled after ${silence} ms of silence: before 1.5 s`);
+  assert.ok(
+    silence < 2400,
+    `cancelled after ${silence} ms of silence: the timer was not re-armed by what was left`,
+  );
+  assert.equal(run.code, 124, run.stderr);
+});
+
+Deno.test("--turn-timeout: the timer ends with its turn: nothing fires at the -i prompt or in the next turn", async () => {
+  const client = startClient({
+    args: ["-i", "--turn-timeout", "1", "How much memory?"],
+    stdin: "open",
+  });
+  await client.waitForStdout("[end_turn]");
+  await sleep(2000); // twice the timeout, at the prompt
+  await client.write("And since when is it up?\n");
+  await client.waitForStdout("❓ And since when is it up?");
+  await client.closeStdin();
+  const run = await client.done();
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.filter((line) => line === "[end_turn]").length, 2, run.stdout);
+  assert.ok(!run.stderr.includes("mm sent nothing"), run.stderr);
+  assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
+});
+
+Deno.test("--turn-timeout: mm that keeps sending updates for longer than the timeout is not cut, each gap shorter than it", async () => {
+  // Under a 4 s timeout, gaps of 1 s and 3 s, for 5 s: the silence is counted from the last update
+  // (a client that cut after half the timeout, or timed the whole turn, would cut at 4 s).
+  const run = await startClient(rogue("chatty", {
+    args: ["--turn-timeout", "4"],
+    env: { ROGUE_CHATTY_MS: "4000", ROGUE_CHATTY_GAPS_MS: "1000,3000" },
+    deadlineMs: 30_000,
+  })).done();
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out.slice(-2), ["Done talking.", "[end_turn]"]);
+  assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
+});
+
+Deno.test("--turn-timeout: mm waiting for the client's answer is not silent", async () => {
+  const run = await startClient({
+    ...rogue("slow-client-call", { args: ["--turn-timeout", "0.5"] }),
+    client: clientWithTools(SLOW_TOOL),
+  }).done();
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stderr, /\[rogue\] answer .*"slow done after 1500 ms"/);
+  assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
+});
+
+Deno.test("--turn-timeout: mm that ignores the cancel is killed after the grace, and the run still ends 124", async () => {
+  const run = await startClient(rogue("ignore-cancel", { args: ["--turn-timeout", "0.5"] })).done();
+  assert.equal(run.code, 124, run.stderr);
+  assert.ok(run.log.includes("[client] mm did not answer the cancellation in time; killing it"));
+  assert.ok(run.log.includes("error: mm sent nothing for 0.5 s; turn cancelled"), run.stderr);
+  assertNoPeerLeft(run.pidFile);
+});
