@@ -86,6 +86,12 @@ Deno.test("rendering: content that replaces earlier content shows only what was 
     "│ line 3",
     "│ line 3 done", // a last line that grew is shown again whole
     "│ all 3 passed", // content that does not extend what was shown: whole
+    "🛠️ lint",
+    "│ a",
+    "│ b",
+    "│ a changed", // a line before the last that grew: not an extension, all of it again
+    "│ b",
+    "│ c",
   ]);
 });
 

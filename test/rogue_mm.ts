@@ -850,6 +850,10 @@ const scenarios: Record<string, () => Promise<void>> = {
       await callUpdate("g1", { content: textContent(soFar) });
     }
     await callUpdate("g1", { status: "completed", content: textContent("all 3 passed\n") });
+    // A line that is not the last grew: the content does not extend what was shown.
+    await announce("g2", "lint", "execute", "in_progress");
+    await callUpdate("g2", { content: textContent("a\nb\n") });
+    await callUpdate("g2", { status: "completed", content: textContent("a changed\nb\nc\n") });
     await endTurn(prompt);
   },
   async "unknown-kinds"() {
