@@ -174,6 +174,13 @@ Deno.test("agent file: one that agrees with the run gives no warning", () => {
     agentFileWarnings("a.yaml", { enabled: true, discovery: "request" }, true),
     [],
   );
+  // A discovery mm does not know is not one the client can say is crossed.
+  for (const request of [false, true]) {
+    assert.deepEqual(
+      agentFileWarnings("a.yaml", { enabled: true, discovery: "push" }, request),
+      [],
+    );
+  }
 });
 
 Deno.test("agent file: one that contradicts the run is warned about, either way", () => {
@@ -282,6 +289,11 @@ Deno.test("command line: an mm that cannot be started is one line naming it, wha
       // Both set: --mm is the one started, and the one named.
       { args: ["--mm", "/nowhere/b"], env: { MM_BIN: "/nowhere/a" } },
       "error: cannot start mm (/nowhere/b): not found. --mm names it: check that path.",
+    ],
+    [
+      // MM_BIN unreadable, but --mm named mm: MM_BIN played no part, and is not named.
+      { args: ["--mm", "/nowhere/mm"], permissions: permissionsWith("--allow-env", null) },
+      "error: cannot start mm (/nowhere/mm): not found. --mm names it: check that path.",
     ],
     [
       // The path is fine: the permission is what is missing, and all the message names.

@@ -166,6 +166,16 @@ Deno.test("-: reads the question from stdin, trimmed", async () => {
   ]);
 });
 
+Deno.test("-: a question of several lines reaches mm as it was written, its lines kept", async () => {
+  const run = await runClient({ args: ["-"], stdin: "How much RAM?\r\nAnd which CPU?\n\n" });
+  assert.equal(run.code, 0, run.stderr);
+  const [prompt] = sentWith(run.stderr, "session/prompt");
+  assert.deepEqual(prompt.params?.prompt, [{
+    type: "text",
+    text: "How much RAM?\nAnd which CPU?",
+  }]);
+});
+
 Deno.test("-: an empty stdin asks the default question", async () => {
   const run = await runClient({ args: ["-"], stdin: "" });
   assert.equal(run.code, 0, run.stderr);

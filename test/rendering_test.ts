@@ -182,6 +182,19 @@ Deno.test("rendering: a turn mm cancels by itself after a refusal is [cancelled]
   assert.ok(quiet.log.some((line) => line.startsWith("[client] mm ended the turn as cancelled")));
 });
 
+Deno.test("rendering: with -i a refusal is the turn's own: a later turn mm cancels by itself is said plainly", async () => {
+  const run = await runRogue("refused-then-cancelled", {
+    args: ["-i", "List my files"],
+    stdin: "Again\n",
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(run.out.includes("✖ bash: ls refused"), run.stdout);
+  assert.deepEqual(
+    run.log.filter((line) => line.startsWith("[client] mm ended the turn")),
+    ["[client] mm ended the turn as cancelled; the client did not ask"],
+  );
+});
+
 Deno.test("rendering: failed calls, non-text content, and nothing of unknown kinds", async () => {
   const run = await runRogue("render", { noTrace: true });
   assert.equal(run.code, 0, run.stderr);

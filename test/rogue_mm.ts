@@ -856,6 +856,15 @@ const scenarios: Record<string, () => Promise<void>> = {
     await callUpdate("g2", { status: "completed", content: textContent("a changed\nb\nc\n") });
     await endTurn(prompt);
   },
+  async "refused-then-cancelled"() {
+    // Two turns: a permission refused in the first, which ends well; the second mm cancels itself.
+    let prompt = await handshake();
+    await permission(700, "bash: ls");
+    await next(answerTo(700));
+    await endTurn(prompt);
+    prompt = await next(request("session/prompt"));
+    await endTurn(prompt, "cancelled");
+  },
   async "unknown-kinds"() {
     // Kinds of update a later ACP may add, some named as what every JavaScript object has.
     const prompt = await handshake();
