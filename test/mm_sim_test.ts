@@ -55,6 +55,18 @@ Deno.test('stand-in: "Description d\'un outil", description: absent or empty giv
   assert.equal(validateToolList([described]).tools[0].description, "The open files.");
 });
 
+Deno.test('stand-in: "Validation d\'une liste", row "not a tool description": a field of the wrong type', () => {
+  for (
+    const [field, value, shown] of [["description", 5, "a number"], ["method", {}, "an object"]]
+  ) {
+    const { tools, skipped } = validateToolList([{ ...TOOL, [field as string]: value }]);
+    assert.equal(tools.length, 0);
+    assert.deepEqual(skipped, [
+      `entry 0 skipped: not a tool description: field ${field} is ${shown}, not a string`,
+    ]);
+  }
+});
+
 Deno.test('stand-in: "Validation d\'une liste", row "not a tool description": an entry that is not a tool object', () => {
   const { tools, skipped } = validateToolList(["open_buffers", 3, [TOOL], { ...TOOL, name: 5 }]);
   assert.equal(tools.length, 0);
@@ -226,6 +238,14 @@ Deno.test('stand-in: "Configuration": defaults, and the keys read from an agent 
       warnings: [],
     },
   );
+});
+
+Deno.test('stand-in: "Configuration": maxOutput 0 cuts every result to nothing; a bad one is the default', () => {
+  assert.equal(readAgentConfig("maxOutput: 0\n").maxOutput, 0);
+  assert.equal(cutToMaxOutput("anything", 0), "");
+  for (const bad of ["-1", '"big"', "null"]) {
+    assert.equal(readAgentConfig(`maxOutput: ${bad}\n`).maxOutput, 30000, bad);
+  }
 });
 
 Deno.test('stand-in: "Configuration": durations are Go durations', () => {

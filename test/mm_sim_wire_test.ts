@@ -486,12 +486,18 @@ Deno.test("stand-in: session/cancel while the answer streams ends it there, and 
     await peer.notify("session/cancel", { sessionId: session });
     assert.deepEqual((await turn).result, { stopReason: "cancelled" });
     const streamed = peer.frames.filter(chunk).length;
-    const whole = await withPeer({}, async (full) => {
+    // Uncancelled, the same answer streams whole, its pieces MM_SIM_STREAM_MS apart.
+    await withPeer({ env: { MM_SIM_STREAM_MS: "100" } }, async (full) => {
       await full.initialize();
-      await full.prompt(await full.newSession(), "Which OS?");
-      assert.ok(streamed < full.frames.filter(chunk).length, `${streamed} pieces: not cut`);
+      const whole = full.startTurn(await full.newSession(), "Which OS?");
+      await full.waitFor(chunk, "a first piece of the answer");
+      const first = performance.now();
+      await whole;
+      const pieces = full.frames.filter(chunk).length;
+      assert.ok(streamed < pieces, `${streamed} of ${pieces} pieces: not cut`);
+      const took = performance.now() - first;
+      assert.ok(took >= 100 * (pieces - 1) - 20, `${pieces} pieces in ${took} ms`);
     });
-    return whole;
   });
 });
 

@@ -886,6 +886,16 @@ const scenarios: Record<string, () => Promise<void>> = {
     await chunk("Thought about it.");
     await endTurn(prompt);
   },
+  async "two-running-calls"() {
+    // Two of the agent's own calls running at once: the latest is the one waited for.
+    const prompt = await handshake();
+    await announce("t1", "first call", "execute", "in_progress");
+    await announce("t2", "second call", "execute", "in_progress");
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await callUpdate("t2", { status: "completed" });
+    await callUpdate("t1", { status: "completed" });
+    await endTurn(prompt);
+  },
   async "running-call"() {
     // An agent's own tool that runs for a while: the client can only wait for it, by its title.
     const prompt = await handshake();

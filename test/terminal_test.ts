@@ -164,6 +164,22 @@ Deno.test({
 });
 
 Deno.test({
+  name: "terminal: with two calls running, the progress line waits for the latest",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
+      env: { ROGUE_SCENARIO: "two-running-calls" },
+      deadlineMs: 20_000,
+    });
+    await terminal.waitFor(/waiting for (first|second) call … 1 s/, 10_000);
+    const both = terminal.screen().slice(terminal.screen().indexOf("🛠️ second call"));
+    assert.ok(!both.includes("waiting for first call"), terminal.screen());
+    const { code } = await terminal.done();
+    assert.equal(code, 0);
+  },
+});
+
+Deno.test({
   name: "terminal: with TERM=dumb there is no progress line and no colour",
   ignore: !hasScript,
   async fn() {
