@@ -1544,8 +1544,8 @@ function valueProblem(schema: unknown, value: unknown): string | undefined {
     return `${types.map((type) => type.words).join(" or ")}, not ${preview(value)}`;
   }
   const choices = field(schema, "enum");
-  if (!Array.isArray(choices)) return undefined;
-  const text = JSON.stringify(value);
+  if (!Array.isArray(choices) || choices.includes(value)) return undefined;
+  const text = JSON.stringify(value); // an object or an array is the same if its JSON is
   if (choices.some((choice) => JSON.stringify(choice) === text)) return undefined;
   return `one of ${choices.join(", ")}, not ${preview(value)}`;
 }
