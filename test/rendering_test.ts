@@ -195,6 +195,13 @@ Deno.test("rendering: with -i a refusal is the turn's own: a later turn mm cance
   );
 });
 
+Deno.test("rendering: a non-text block of the answer is not part of its text (--json's result.text)", async () => {
+  const run = await runRogue("render", { noTrace: true, args: ["--json"] });
+  assert.equal(run.code, 0, run.stderr);
+  const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(lines.at(-1).result.text, "An answerends here.");
+});
+
 Deno.test("rendering: failed calls, non-text content, and nothing of unknown kinds", async () => {
   const run = await runRogue("render", { noTrace: true });
   assert.equal(run.code, 0, run.stderr);
