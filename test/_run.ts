@@ -284,7 +284,9 @@ export function startClient(run: ClientRun = {}): RunningClient {
         waiters.push({ stream, text: wanted, resolve, reject })
       ),
     ).catch((error) => {
-      child.kill("SIGKILL");
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone already */ }
       throw error;
     });
   };

@@ -94,6 +94,14 @@ async function earlierSession(env: Record<string, string>, args: string[] = []):
 
 // ─── -i ──────────────────────────────────────────────────────────────────────
 
+Deno.test("-i: a question line is trimmed, as shown and as sent", async () => {
+  const run = await runClient({ args: ["-i"], stdin: "   How much memory?  \t\n" });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out[0], "❓ How much memory?");
+  const [prompt] = sentWith(run.stderr, "session/prompt");
+  assert.deepEqual(prompt.params?.prompt, [{ type: "text", text: "How much memory?" }]);
+});
+
 Deno.test("-i: from a pipe the argument and each non-blank line are turns of one session, exit 0 at end of input", async () => {
   const run = await runClient({
     args: ["-i", "What operating system does my machine run?"],

@@ -119,6 +119,7 @@ Deno.test("rendering: a diff shows its path and size, a terminal its id", async 
     "🛠️ Edit files",
     "│ diff /p/a.txt (+2 −1 lines)",
     "│ diff /p/new.txt (+2 −0 lines)",
+    "│ diff /p/twice.txt (+1 −0 lines)",
     "🛠️ Run tests",
     "│ [terminal term-1]",
   ]);

@@ -926,13 +926,15 @@ const scenarios: Record<string, () => Promise<void>> = {
     const prompt = await handshake();
     const diff = { type: "diff", path: "/p/a.txt", oldText: "a\nb\nc\n", newText: "a\nB\nc\nd\n" };
     const created = { type: "diff", path: "/p/new.txt", oldText: null, newText: "x\ny\n" };
+    // A line of the old text that the new one has twice: one kept, one added.
+    const doubled = { type: "diff", path: "/p/twice.txt", oldText: "a\n", newText: "a\na\n" };
     await update({
       sessionUpdate: "tool_call",
       toolCallId: "d1",
       title: "Edit files",
       kind: "edit",
       status: "completed",
-      content: [diff, created],
+      content: [diff, created, doubled],
     });
     await update({
       sessionUpdate: "tool_call",

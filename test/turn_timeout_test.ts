@@ -10,6 +10,7 @@ import {
   clientWithTools,
   rogue,
   seen,
+  sentWith,
   sleep,
   SLOW_TOOL,
   startClient,
@@ -93,5 +94,19 @@ Deno.test("--turn-timeout: mm that ignores the cancel is killed after the grace,
   assert.equal(run.code, 124, run.stderr);
   assert.ok(run.log.includes("[client] mm did not answer the cancellation in time; killing it"));
   assert.ok(run.log.includes("error: mm sent nothing for 0.5 s; turn cancelled"), run.stderr);
+  assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("--turn-timeout: after Ctrl-C, a silence past the timeout does not cancel the turn again", async () => {
+  // mm ignores the cancel: the turn timeout passes during the grace, and must leave it be.
+  const client = startClient(rogue("ignore-cancel", { args: ["--turn-timeout", "1"] }));
+  await client.waitForStderr('"agent_thought_chunk"');
+  client.child.kill("SIGINT");
+  await sleep(2000); // past the timeout, within the 5 s grace
+  client.child.kill("SIGINT"); // a second Ctrl-C, a person's: mm is killed
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  assert.equal(sentWith(run.stderr, "session/cancel").length, 1, run.stderr);
+  assert.ok(!run.stderr.includes("mm sent nothing"), run.stderr);
   assertNoPeerLeft(run.pidFile);
 });
