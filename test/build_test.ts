@@ -117,3 +117,17 @@ Deno.test("build: client.ts copied alone into an empty folder, beside an agent f
     "client.ts",
   ]);
 });
+
+Deno.test("build: deno task test runs the checks, then every test and client.ts's JSDoc examples", () => {
+  const { tasks } = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
+  const words = String(tasks.test).split(/\s+/);
+  assert.ok(String(tasks.test).startsWith("deno task check && "), tasks.test);
+  for (const word of ["test", "--doc", "client.ts", "test/"]) assert.ok(words.includes(word), word);
+  for (
+    const step of ["deno fmt --check", "deno lint", "deno check client.ts test/", "deno doc --lint"]
+  ) {
+    assert.ok(String(tasks.check).includes(step), `${step}: ${tasks.check}`);
+  }
+  const ci = Deno.readTextFileSync(`${ROOT}/.ci/run`);
+  assert.match(ci, /npx -y deno@\d+\.\d+\.\d+ task test/, "CI runs the README's test command");
+});

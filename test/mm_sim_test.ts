@@ -259,6 +259,8 @@ Deno.test('stand-in: "Configuration": durations are Go durations', () => {
     ["2h45m", 9_900_000],
     [".5s", 500],
     ["1500us", 1.5],
+    ["500000\u00b5s", 500], // µ, the micro sign, as Go accepts
+    ["500000\u03bcs", 500], // μ, the Greek letter, as Go accepts too
     ["0", 0],
   ];
   for (const [text, ms] of cases) assert.equal(parseDuration(text), ms, text);
