@@ -402,6 +402,21 @@ Deno.test("agent file: found next to client.ts when the current folder has none"
   const run = await runClient({ cwd: elsewhere, permissions: ["--allow-all"] });
   assert.equal(run.code, 0, run.stderr);
   assert.ok(run.stderr.includes(`"cwd":"${elsewhere}"`), "session/new carries the client's cwd");
+  // A relative path with a folder in it is looked for there too; an absolute one only where it is.
+  const relative = await runClient({
+    cwd: elsewhere,
+    permissions: ["--allow-all"],
+    args: ["--agent", "./agent-request.yaml", "--request"],
+  });
+  assert.equal(relative.code, 0, relative.stderr);
+  const absolute = await runClient({
+    cwd: elsewhere,
+    permissions: ["--allow-all"],
+    noTrace: true,
+    args: ["--agent", `${elsewhere}/agent.yaml`],
+  });
+  assert.equal(absolute.code, 2, absolute.stderr);
+  assert.equal(absolute.log[0], `error: agent file not found: ${elsewhere}/agent.yaml`);
 });
 
 Deno.test("agent file: crossed modes: the client announces true to a meta agent, is warned, mm says so and the model has no tool", async () => {
