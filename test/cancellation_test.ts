@@ -143,6 +143,22 @@ Deno.test("cancellation: a second Ctrl-C kills mm that ignores session/cancel at
   assertNoPeerLeft(run.pidFile);
 });
 
+Deno.test("cancellation: a second signal during the grace kills mm and ends with the first one's code", async () => {
+  for (
+    const [first, second, code] of [["SIGTERM", "SIGINT", 143], ["SIGINT", "SIGTERM", 130]] as const
+  ) {
+    const client = startClient(rogue("ignore-cancel"));
+    await client.waitForStderr('"agent_thought_chunk"');
+    client.child.kill(first);
+    await client.waitForStderr("[client] cancelling…");
+    await sleep(400); // a later signal, not the same keypress twice
+    client.child.kill(second);
+    const run = await client.done();
+    assert.equal(run.code, code, `${first} then ${second}: ${run.stderr}`);
+    assertNoPeerLeft(run.pidFile);
+  }
+});
+
 Deno.test("cancellation: after Ctrl-C a permission request is answered cancelled whatever its title", async () => {
   const client = startClient(rogue("permission-after-cancel"));
   await client.waitForStderr("waiting");

@@ -713,6 +713,41 @@ function capabilitiesOf(answer: Frame): Record<string, unknown> {
   return (answer.result as { agentCapabilities: Record<string, unknown> }).agentCapabilities;
 }
 
+Deno.test("stand-in: session/load replays a failed call as failed", async () => {
+  // The earlier turn's call fails mm's own required-parameter check.
+  const earlier = await earlierSession("Tell me about it without a topic");
+  await withPeer({ stateDir: earlier.stateDir }, async (peer) => {
+    await peer.initialize();
+    await peer.request("session/load", {
+      sessionId: earlier.sessionId,
+      cwd: "/tmp",
+      mcpServers: [],
+    });
+    const finals = peer.updates().filter((u) => u.sessionUpdate === "tool_call_update");
+    assert.deepEqual(finals.map((u) => u.sessionUpdate === "tool_call_update" && u.status), [
+      "failed",
+    ]);
+    assert.deepEqual(peer.finalTexts(), [
+      "[client tool error: missing required parameters: topic]",
+    ]);
+  });
+});
+
+Deno.test("stand-in: a session resumed from another folder is that folder's from then on", async () => {
+  const earlier = await earlierSession();
+  await withPeer({ stateDir: earlier.stateDir }, async (peer) => {
+    await peer.initialize();
+    const moved = { sessionId: earlier.sessionId, cwd: "/tmp/moved", mcpServers: [] };
+    assert.deepEqual((await peer.request("session/resume", moved)).result, {});
+    await peer.prompt(earlier.sessionId, "Which CPU?"); // the session is saved after a turn
+    const listed = await peer.request("session/list", { cwd: "/tmp/moved" });
+    const ids = (listed.result as { sessions: { sessionId: string }[] }).sessions.map((x) =>
+      x.sessionId
+    );
+    assert.deepEqual(ids, [earlier.sessionId]);
+  });
+});
+
 Deno.test("stand-in: mm advertises session/load, session/resume and session/list", async () => {
   await withPeer({}, async (peer) => {
     const capabilities = capabilitiesOf(await peer.initialize());
