@@ -394,8 +394,17 @@ function psMemoryKiB(pid: number, output: Deno.CommandOutput): number | undefine
   return Number(fields[0]);
 }
 
-/** Whether a process is still alive (a zombie counts as gone), from `ps`: no `/proc` on macOS. */
+/**
+ * Whether a process is still alive (a zombie counts as gone). A process that is gone refuses a
+ * signal at once, `SIGCONT`, which does nothing to one that runs; only one that takes it is asked
+ * of `ps`, whose state tells a zombie (no `/proc` on macOS).
+ */
 export function alive(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+  } catch {
+    return false;
+  }
   return psMemoryKiB(pid, psCommand(pid).outputSync()) !== undefined;
 }
 
