@@ -141,8 +141,11 @@ function answerPermission(run: Run, params: unknown): Outcome {
   const title = field(toolCall, "title");
   const offered = run.cancelled ? [] : options; // none: `cancelled`
   const outcome = choosePermission(offered, isOfferedToolTitle(title));
-  const chosen = list(options).find((o) => field(o, "optionId") === field(outcome, "optionId"));
-  const allowed = `${field(chosen, "kind")}`.startsWith("allow");
+  let allowed = false; // `cancelled` allows nothing, whatever an option without an id says
+  if (outcome.outcome === "selected") {
+    const chosen = list(options).find((o) => field(o, "optionId") === outcome.optionId);
+    allowed = `${field(chosen, "kind")}`.startsWith("allow");
+  }
   run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
   if (!allowed) {
     run.refused = true;

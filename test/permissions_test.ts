@@ -168,6 +168,7 @@ Deno.test("permissions: the policy allows exactly client: host_info and only pic
     }`,
     `"client: host_info" [] -> {"outcome":{"outcome":"cancelled"}}`,
     `"client: host_info" "not a list" -> {"outcome":{"outcome":"cancelled"}}`,
+    `"client: host_info" [{"name":"Allow","kind":"allow_once"}] -> {"outcome":{"outcome":"cancelled"}}`,
   ]);
   const decisions = run.log.filter((l) => l.startsWith("[client] permission for "));
   assert.deepEqual(decisions.slice(0, 3), [
@@ -177,6 +178,9 @@ Deno.test("permissions: the policy allows exactly client: host_info and only pic
   ]);
   assert.equal(decisions[8], '[client] permission for "client: host_info": allowed');
   assert.equal(decisions[11], '[client] permission for "client: host_info": refused');
+  // An allow option without an id cannot be picked: the answer is cancelled, and said so.
+  assert.equal(decisions[14], '[client] permission for "client: host_info": refused');
+  assert.equal(run.out.filter((line) => line === "✖ client: host_info refused").length, 4);
 });
 
 // ─── Deno's permissions ──────────────────────────────────────────────────────

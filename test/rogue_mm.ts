@@ -328,6 +328,7 @@ const scenarios: Record<string, () => Promise<void>> = {
       ["client: host_info", [PERMISSION_OPTIONS[2]]],
       ["client: host_info", []],
       ["client: host_info", "not a list"],
+      ["client: host_info", [{ name: "Allow", kind: "allow_once" }]], // no optionId to pick
     ];
     for (const [i, [title, options]] of cases.entries()) {
       await permission(100 + i, title, options);
