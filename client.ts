@@ -1391,6 +1391,7 @@ function combinationProblem(values: Omit<Options, "question" | "seconds">, words
     return "--sessions lists the sessions and exits: it takes no question or session to open";
   }
   if (values.mm === "") return '--mm needs a path, got ""';
+  if (values.agent === "") return '--agent needs a file, got ""';
   if (resume === "") return '--resume needs a session id, got ""';
   if (words === "-" && interactive) {
     return "- reads the question from stdin, which --interactive reads too";

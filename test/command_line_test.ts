@@ -113,6 +113,8 @@ Deno.test("command line: a usage error names what is actually wrong", () => {
   usageError(["--trace=yes"], "--trace takes no value");
   usageError(["--quiet=1"], "--quiet takes no value");
   usageError(["--mm", ""], '--mm needs a path, got ""');
+  usageError(["--agent="], '--agent needs a file, got ""');
+  usageError(["--agent", ""], '--agent needs a file, got ""');
   usageError(["--resume", ""], '--resume needs a session id, got ""');
   usageError(["-i", "-"], "- reads the question from stdin, which --interactive reads too");
   usageError(["--json", "-q"], "--json and --quiet both say what stdout is: pick one");
@@ -234,6 +236,7 @@ const USAGE_ERRORS: [string[], string][] = [
   [["--verbose=no"], "--verbose takes no value"],
   [["--agent"], "--agent needs a value"],
   [["--mm", ""], '--mm needs a path, got ""'],
+  [["--agent="], '--agent needs a file, got ""'],
   [["--resume"], "--resume needs a value"],
   [["-i", "-"], "- reads the question from stdin, which --interactive reads too"],
 ];
