@@ -15,7 +15,7 @@ async function task(name: string, env: Record<string, string>, cwd = ROOT) {
     new Deno.Command(Deno.execPath(), {
       args: ["task", name],
       cwd,
-      env: { NO_COLOR: "1", ...env },
+      env: { NO_COLOR: "1", TMPDIR: SCRATCH, ...env },
       stdin: "null",
     }).output(),
   );
@@ -102,7 +102,12 @@ Deno.test("build: client.ts copied alone into an empty folder, beside an agent f
     new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "client.ts", "How much RAM?"],
       cwd: alone,
-      env: { MM_BIN: `${ROOT}/test/mm-sim`, DENO_BIN: Deno.execPath(), NO_COLOR: "1" },
+      env: {
+        MM_BIN: `${ROOT}/test/mm-sim`,
+        DENO_BIN: Deno.execPath(),
+        NO_COLOR: "1",
+        TMPDIR: SCRATCH, // where the stand-in keeps its sessions
+      },
       stdin: "null",
     }).output(),
   );
@@ -116,6 +121,11 @@ Deno.test("build: client.ts copied alone into an empty folder, beside an agent f
     "agent.yaml",
     "client.ts",
   ]);
+  // The session went to the scratch folder, not to the machine's /tmp.
+  const sessions = [...Deno.readDirSync(`${SCRATCH}/mm-sim-sessions`)].map((e) =>
+    Deno.readTextFileSync(`${SCRATCH}/mm-sim-sessions/${e.name}`)
+  );
+  assert.ok(sessions.some((text) => JSON.parse(text).cwd === alone), "no session in the scratch");
 });
 
 Deno.test("build: deno task test runs the checks, then every test and client.ts's JSDoc examples", () => {
