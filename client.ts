@@ -444,7 +444,7 @@ function showSessions(run: Run, sessions: unknown[]): number {
   if (sessions.length === 0) run.out.log("mm has no sessions");
   for (const session of sessions) {
     const [id, at, title, cwd] = fields(session, "sessionId", "updatedAt", "title", "cwd");
-    const line = `${id}  ${at ?? "-"}  ${title ?? cwd}`;
+    const line = `${id}  ${at ?? "-"}  ${title ?? cwd ?? "-"}`;
     run.out.say(run.out.stdout.terminal ? fit(line) : line); // a long title is cut to the width
   }
   return 0;

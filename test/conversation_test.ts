@@ -547,10 +547,10 @@ Deno.test("--sessions: with no session, stdout is empty and stderr says so", asy
   assert.ok(run.log.includes("[client] mm has no sessions"), run.stderr);
 });
 
-Deno.test("--sessions: follows session/list's nextCursor to the last page", async () => {
+Deno.test("--sessions: follows session/list's nextCursor to the last page; a session without date, title or folder shows - for each", async () => {
   const run = await runRogue("paged-sessions", { args: ["--sessions"] });
   assert.equal(run.code, 0, run.stderr);
-  assert.deepEqual(run.out, ["s1  2026-12-01  /", "s2  2026-12-02  /"]);
+  assert.deepEqual(run.out, ["s1  2026-12-01  /", "s2  2026-12-02  /", "s3  -  -"]);
   assert.ok(run.log.includes('[rogue] second page asked with {"cursor":"page-2"}'), run.stderr);
 });
 

@@ -216,7 +216,8 @@ const scenarios: Record<string, () => Promise<void>> = {
     await send({ id: first.id, result: { sessions: [session(1)], nextCursor: "page-2" } });
     const second = await next(request("session/list"));
     report(`second page asked with ${JSON.stringify(second.params)}`);
-    await send({ id: second.id, result: { sessions: [session(2)] } });
+    // The last one has no folder, title or date: each shows as "-".
+    await send({ id: second.id, result: { sessions: [session(2), { sessionId: "s3" }] } });
     await next(() => false);
   },
   async "refusal"() {
