@@ -67,6 +67,8 @@ export function readAgentConfig(text: string): AgentConfig {
   const line = `[acp] config: acp.clientTools.timeout: invalid duration ${shown} (using 30s)`;
   const max = doc.maxOutput;
   return {
+    // Only `yolo: false` asks ("auto : … que si yolo vaut false"); without the key, calls run
+    // unasked. mm's default is in none of its documents (guess).
     yolo: doc.yolo !== false,
     maxOutput: typeof max === "number" && max >= 0 ? Math.floor(max) : DEFAULT_MAX_OUTPUT,
     enabled: tools.enabled !== false,

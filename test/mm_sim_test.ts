@@ -238,6 +238,9 @@ Deno.test('stand-in: "Configuration": defaults, and the keys read from an agent 
       warnings: [],
     },
   );
+  // Without a yolo key, only `ask` asks (guess: mm's default is in none of its documents).
+  assert.equal(readAgentConfig("model: x\n").yolo, true);
+  assert.equal(readAgentConfig("").yolo, true);
 });
 
 Deno.test('stand-in: "Configuration": maxOutput 0 cuts every result to nothing; a bad one is the default', () => {
