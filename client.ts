@@ -282,8 +282,8 @@ function reportFailure(out: Output, argv: readonly string[], error: unknown, cod
   if (message) out.note(`error: ${message}`);
   if (error instanceof ClientError && error.usage) out.note(USAGE);
   // A script is told why, even of a usage error: --json among the options, before a `--` that
-  // ends them (a first `--` is `deno task`'s, dropped as parseCommandLine() drops it).
-  const options = argv[0] === "--" ? argv.slice(1) : argv;
+  // ends them.
+  const options = ownArguments(argv);
   const end = options.indexOf("--");
   if (options.slice(0, end === -1 ? undefined : end).includes("--json")) out.json = true;
   out.record({ error: { message: message || "interrupted", exitCode: code } });
@@ -1341,9 +1341,9 @@ export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>[
   seconds: number;
   turnSeconds?: number;
 };
-/** The options, or a usage error (exit 2); a first `--` (`deno task`'s) is dropped. */
+/** The options, or a usage error (exit 2). */
 export function parseCommandLine(argv: readonly string[]): Options {
-  const args = argv[0] === "--" ? argv.slice(1) : [...argv];
+  const args = ownArguments(argv);
   // Read loosely, then checked token by token: a value that starts with `-` (`--timeout -1`) is
   // a value, and each mistake is named precisely.
   const options = OPTIONS;
@@ -1361,6 +1361,10 @@ export function parseCommandLine(argv: readonly string[]): Options {
   const turn = values["turn-timeout"];
   const turnSeconds = turn === undefined ? undefined : secondsOf("turn-timeout", turn);
   return { ...values, question, seconds: secondsOf("timeout", values.timeout), turnSeconds };
+}
+/** The client's own arguments: a first `--`, which `deno task` passes on, is dropped. */
+function ownArguments(argv: readonly string[]): string[] {
+  return argv[0] === "--" ? argv.slice(1) : [...argv];
 }
 /** A usage error: its message, then the usage; exit 2. */
 function usageError(message: string): ClientError {
