@@ -14,9 +14,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
-import { load as parseYaml, YAMLException } from "npm:js-yaml@^5.5.0";
-
 /** The client's version, sent as `clientInfo.version` and printed by `--version`. */
 export const VERSION = "0.3.0";
 
@@ -251,7 +248,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     out.quiet = !!options.quiet;
     out.json = !!options.json;
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
-    const { path, config } = readAgentFile(agent, options.agent !== undefined);
+    const { path, config } = await readAgentFile(agent, options.agent !== undefined);
     for (const warning of agentFileWarnings(agent, config, !!options.request)) {
       out.note(`[client] ${warning}`);
     }
@@ -297,8 +294,8 @@ class Run {
   stage: "opening" | "turn" | "question" = "opening";
   asking?: string;
   sessionId?: string;
-  /** A cancelled turn: its exit code, the error the run ends with (`--turn-timeout`), a timer. */
-  cancelled?: { code: number; why?: string; timer: ReturnType<typeof setTimeout> };
+  /** A cancelled turn: its exit code, the error the run ends with (`--turn-timeout`), its timer. */
+  cancelled?: { code: number; why?: string; stopTimer: () => void };
   lastSignal?: number;
   replaying = false; // a loaded session's past is shown, on stderr, dimmed
   calls = new Map<string, Call>(); // the tool calls of this turn (or of a replay), by id
@@ -508,7 +505,7 @@ async function turn(run: Run, question: string): Promise<number> {
   const stopWatching = watchSilence(run);
   const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt })
     .finally(stopWatching);
-  clearTimeout(run.cancelled?.timer);
+  run.cancelled?.stopTimer();
   run.stage = "question";
   out.waitFor(undefined);
   const stopReason = String(field(answer, "stopReason"));
@@ -526,10 +523,10 @@ async function turn(run: Run, question: string): Promise<number> {
 /** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
 async function ask(run: Run, method: string, params: object, seconds = Infinity): Promise<unknown> {
   if (run.stage === "opening") run.asking = method;
-  let timer; // of the timeout
+  let stopTimer = () => {};
   const timeout = new Promise<never>((_, reject) => {
     const error = new ClientError(`mm did not answer ${method} within ${seconds} s`);
-    if (seconds * 1000 <= MAX_TIMER_MS) timer = setTimeout(() => reject(error), seconds * 1000);
+    stopTimer = after(seconds * 1000, () => reject(error));
   });
   try {
     return await Promise.race([run.connection.request(method, params), run.failed, timeout]);
@@ -537,7 +534,7 @@ async function ask(run: Run, method: string, params: object, seconds = Infinity)
     if (error instanceof RpcError) throw new ClientError(`mm refused ${method}: ${error.message}`);
     throw error;
   } finally {
-    clearTimeout(timer);
+    stopTimer();
   }
 }
 
@@ -775,7 +772,7 @@ function cancelTurn(run: Run, code: number, why?: string): void {
     run.out.log("mm did not answer the cancellation in time; killing it");
     killMm(run, code);
   };
-  run.cancelled = { code, why, timer: setTimeout(late, CANCEL_GRACE_MS) };
+  run.cancelled = { code, why, stopTimer: after(CANCEL_GRACE_MS, late) };
 }
 /** Kills mm now, group and all, and ends the run with `code`. */
 function killMm(run: Run, code: number): void {
@@ -789,23 +786,23 @@ function killMm(run: Run, code: number): void {
  */
 function watchSilence(run: Run): () => void {
   const ms = (run.options.turnSeconds ?? Infinity) * 1000;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopTimer = () => {};
   const check = () => {
     const silent = run.connection.silentFor();
     if (silent < ms) {
-      timer = setTimeout(check, ms - silent); // the rest of the silence, from mm's last frame
+      stopTimer = after(ms - silent, check); // the rest of the silence, from mm's last frame
       return;
     }
     if (run.cancelled) return;
     cancelTurn(run, 124, `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`);
   };
-  if (ms <= MAX_TIMER_MS) timer = setTimeout(check, ms);
-  return () => clearTimeout(timer);
+  stopTimer = after(ms, check);
+  return () => stopTimer();
 }
 
 /** Ends mm: its stdin closed, time to exit after a conversation, then its process group killed. */
 async function endMm(run: Run, graceful: boolean): Promise<void> {
-  clearTimeout(run.cancelled?.timer);
+  run.cancelled?.stopTimer();
   const exited = run.connection.close().then(() => run.child.status);
   if (graceful) await Promise.race([exited, delay(EXIT_GRACE_MS)]);
   await killGroup(run.child);
@@ -1295,6 +1292,26 @@ function errorReply(error: unknown): { error: { code: number; message: string } 
 /** The default question. */
 export const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
+/** The command line's options: the value each takes (none: a flag), its letter, its help. */
+export const OPTIONS = {
+  request: { help: 'discovery mode "request" (default agent file: agent-request.yaml)' },
+  agent: { value: "FILE", help: "the agent file to give mm (default: agent.yaml)" },
+  mm: { value: "PATH", help: "the mm executable (default: $MM_BIN, else mm on PATH)" },
+  interactive: { short: "i", help: "more questions after the first, one per line, one session" },
+  quiet: { short: "q", help: "stdout is the answer alone; stderr has no [client] progress lines" },
+  json: { help: "stdout is JSON lines: updates, requests and answers, the result" },
+  resume: { value: "ID", help: "continue an earlier session of mm" },
+  continue: { help: "continue the most recent session of this folder" },
+  sessions: { help: "list mm's sessions and exit" },
+  trace: { help: "print every JSON-RPC frame on stderr (→ sent, ← received)" },
+  verbose: { help: "also show thoughts, plans, usage and settings on stderr" },
+  timeout: { value: "SECONDS", help: "how long to wait for mm to start a session (default 30)" },
+  "turn-timeout": { value: "SEC", help: "cancel a turn after SEC s of silence from mm (exit 124)" },
+  help: { short: "h", help: "show this help and exit" },
+  version: { help: "print the version and exit" },
+} as const;
+/** An option's name: `agent`, `turn-timeout`. */
+export type OptionName = keyof typeof OPTIONS;
 /** The usage text of `--help`. */
 export const USAGE = `usage: client.ts [options] [question | -]
 
@@ -1302,65 +1319,79 @@ Lends mini-me (mm -acp) the client's tools (${TOOL_NAMES}), asks it a question
 ("-": read the question from stdin).
 
 options:
-  --request          discovery mode "request" (default agent file: agent-request.yaml)
-  --agent FILE       the agent file to give mm (default: agent.yaml)
-  --mm PATH          the mm executable (default: $MM_BIN, else mm on PATH)
-  -i, --interactive  more questions after the first, one per line, in the same session
-  -q, --quiet        stdout is the answer alone; stderr has no [client] progress lines
-  --json             stdout is JSON lines: updates, requests and answers, the result
-  --resume ID        continue an earlier session of mm
-  --continue         continue the most recent session of this folder
-  --sessions         list mm's sessions and exit
-  --trace            print every JSON-RPC frame on stderr (→ sent, ← received)
-  --verbose          also show thoughts, plans, usage and settings on stderr
-  --timeout SECONDS  how long to wait for mm to start a session (default 30)
-  --turn-timeout SEC cancel a turn when mm has sent nothing for SEC seconds (exit 124)
-  -h, --help         show this help and exit
-  --version          print the version and exit`;
-/** The command line's options, as `node:util` `parseArgs` reads them. */
-export const OPTIONS = {
-  request: { type: "boolean" },
-  agent: { type: "string" },
-  mm: { type: "string" },
-  interactive: { type: "boolean", short: "i" },
-  quiet: { type: "boolean", short: "q" },
-  json: { type: "boolean" },
-  resume: { type: "string" },
-  continue: { type: "boolean" },
-  sessions: { type: "boolean" },
-  trace: { type: "boolean" },
-  verbose: { type: "boolean" },
-  timeout: { type: "string", default: "30" },
-  "turn-timeout": { type: "string" },
-  help: { type: "boolean", short: "h" },
-  version: { type: "boolean" },
-} as const;
-/** A run's options: what `parseArgs` read, the first question (`-`: stdin), timeouts in seconds. */
-export type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"] & {
-  question?: string; // none: `--interactive` reads it
-  seconds: number;
-  turnSeconds?: number;
+${Object.entries(OPTIONS).map(([name, option]) => usageLine(name, option)).join("\n")}`;
+/** One option's line of the usage: `  -i, --interactive  more questions…`. */
+function usageLine(name: string, option: { value?: string; short?: string; help: string }) {
+  const letter = option.short ? `-${option.short}, ` : "";
+  const value = option.value ? ` ${option.value}` : "";
+  return `${`  ${letter}--${name}${value}`.padEnd(20)} ${option.help}`;
+}
+/** What the command line says: a flag is `true` if given, a value is as typed. */
+export type OptionValues = {
+  [name in OptionName]?: (typeof OPTIONS)[name] extends { value: string } ? string : boolean;
 };
+/** A run's options: those typed, the first question (`-`: stdin), the timeouts in seconds. */
+export type Options = OptionValues & { question?: string; seconds: number; turnSeconds?: number };
 /** The options, or a usage error (exit 2). */
 export function parseCommandLine(argv: readonly string[]): Options {
-  const args = ownArguments(argv);
-  // Read loosely, then checked token by token: a value that starts with `-` (`--timeout -1`) is
-  // a value, and each mistake is named precisely.
-  const options = OPTIONS;
-  const read = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
-  for (const token of read.tokens) {
-    if (token.kind !== "option") continue;
-    const problem = optionProblem(token.name, token.rawName, token.value, token.inlineValue);
-    if (problem) throw usageError(problem);
-  }
-  const values = read.values as Omit<Options, "question" | "seconds">; // as checked above
-  const words = read.positionals.join(" ").trim();
+  const { values, words } = readArguments(ownArguments(argv));
   const problem = combinationProblem(values, words);
   if (problem) throw usageError(problem);
   const question = words || (values.interactive ? undefined : DEFAULT_QUESTION);
   const turn = values["turn-timeout"];
   const turnSeconds = turn === undefined ? undefined : secondsOf("turn-timeout", turn);
-  return { ...values, question, seconds: secondsOf("timeout", values.timeout), turnSeconds };
+  return {
+    ...values,
+    question,
+    seconds: secondsOf("timeout", String(values.timeout)),
+    turnSeconds,
+  };
+}
+/**
+ * The options typed and the words of the question: `--name value`, `--name=value`, `-iq` for
+ * `-i -q`; `--` ends the options. A value starts with `-` only as a number (`--timeout -1`).
+ */
+function readArguments(args: string[]): { values: OptionValues; words: string } {
+  const values: Record<string, string | boolean> = { timeout: "30" }; // its default
+  const words: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      words.push(...args.slice(i + 1));
+      break;
+    }
+    if (arg === "-" || !arg.startsWith("-")) {
+      words.push(arg);
+      continue;
+    }
+    const typed = arg.startsWith("--") ? [arg] : [...arg.slice(1)].map((letter) => `-${letter}`);
+    for (const token of typed) {
+      const equals = token.startsWith("--") ? token.indexOf("=", 3) : -1; // `--=x` is no name
+      const rawName = equals === -1 ? token : token.slice(0, equals);
+      const name = optionNamed(rawName);
+      if (name === undefined) throw usageError(unknownOption(rawName));
+      const takesValue = "value" in OPTIONS[name];
+      if (!takesValue && equals !== -1) throw usageError(`${rawName} takes no value`);
+      let value = equals === -1 ? undefined : token.slice(equals + 1);
+      const next = args[i + 1];
+      if (takesValue && value === undefined && next !== undefined && !/^-[^\d.]/.test(next)) {
+        i++;
+        value = args[i];
+      }
+      if (takesValue && value === undefined) throw usageError(`${rawName} needs a value`);
+      values[name] = value ?? true;
+    }
+  }
+  return { values, words: words.join(" ").trim() };
+}
+/** The option typed as `--name` or `-l`, if there is one. */
+function optionNamed(rawName: string): OptionName | undefined {
+  const names = Object.keys(OPTIONS) as OptionName[];
+  if (rawName.startsWith("--")) return names.find((name) => `--${name}` === rawName);
+  return names.find((name) => {
+    const option = OPTIONS[name];
+    return "short" in option && `-${option.short}` === rawName;
+  });
 }
 /** The client's own arguments: a first `--`, which `deno task` passes on, is dropped. */
 function ownArguments(argv: readonly string[]): string[] {
@@ -1370,19 +1401,10 @@ function ownArguments(argv: readonly string[]): string[] {
 function usageError(message: string): ClientError {
   return new ClientError(message, 2, true);
 }
-/** What is wrong with one option as typed: unknown (maybe a typo of one), a value given or not. */
-function optionProblem(name: string, rawName: string, value?: string, inline?: boolean) {
-  const known = Object.hasOwn(OPTIONS, name);
-  if (!known) {
-    const meant = nearestOption(rawName);
-    return `unknown option ${rawName}${meant ? `; did you mean ${meant}?` : ""}`;
-  }
-  const { type } = OPTIONS[name as keyof typeof OPTIONS];
-  if (type === "boolean" && value !== undefined) return `${rawName} takes no value`;
-  // `--timeout -1` has a value, `--agent --trace` has none.
-  const missing = value === undefined || (!inline && /^-(?![\d.])./.test(value));
-  if (type === "string" && missing) return `${rawName} needs a value`;
-  return undefined;
+/** An option this client does not have, and the one it may be a typo of. */
+function unknownOption(rawName: string): string {
+  const meant = nearestOption(rawName);
+  return `unknown option ${rawName}${meant ? `; did you mean ${meant}?` : ""}`;
 }
 /** Options that cannot go together, or values that cannot be. */
 function combinationProblem(values: Omit<Options, "question" | "seconds">, words: string) {
@@ -1430,7 +1452,7 @@ function oneEditApart(a: string, b: string): boolean {
  * Finds and reads the agent file, in the current folder, else next to `client.ts`; an empty file,
  * or one with only comments, has no keys, as mm reads it. Throws a `ClientError` naming the file.
  */
-function readAgentFile(name: string, given: boolean): { path: string; config: AgentConfig } {
+async function readAgentFile(name: string, given: boolean) {
   const here = import.meta.dirname;
   const places = here && !/^([/\\]|[A-Za-z]:)/.test(name) ? [name, `${here}/${name}`] : [name];
   for (const path of places) {
@@ -1438,24 +1460,70 @@ function readAgentFile(name: string, given: boolean): { path: string; config: Ag
     if (!granted({ name: "read", path })) {
       throw problem(`is outside what this run may read (add --allow-read=${path})`);
     }
-    let document: unknown;
+    let text;
     try {
-      const text = Deno.readTextFileSync(path);
-      // js-yaml refuses a document with no content; Go's YAML, which mm uses, reads no keys.
-      document = /^\s*(#[^\n]*\s*)*$/.test(text) ? null : parseYaml(text);
+      text = Deno.readTextFileSync(path);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) continue;
       if (error instanceof Deno.errors.IsADirectory) throw problem("is a directory");
-      if (!(error instanceof YAMLException)) throw problem(`cannot be read: ${errorText(error)}`);
-      throw problem(`is not valid YAML (line ${(error.mark?.line ?? 0) + 1}): ${error.reason}`);
+      throw problem(`cannot be read: ${errorText(error)}`);
     }
+    const document = readPlainYaml(text) ?? await readYaml(text, problem);
     if (document != null && !isObject(document)) throw problem("is not a YAML mapping of keys");
     const tools = field(field(document, "acp"), "clientTools");
     const [enabled, discovery] = fields(tools, "enabled", "discovery");
-    return { path, config: { enabled: enabled !== false, discovery: String(discovery ?? "meta") } };
+    const config = { enabled: enabled !== false, discovery: String(discovery ?? "meta") };
+    return { path, config };
   }
   const hint = given ? "" : " (run from the project folder or pass --agent)";
   throw new ClientError(`agent file not found: ${name}${hint}`, 2);
+}
+/**
+ * An agent file of plain `key: value` lines, nested by indentation, read as YAML reads it; any
+ * other (lists, quotes, …) is `undefined`, for js-yaml, whose loading would be a fifth of the start.
+ */
+export function readPlainYaml(text: string): Record<string, unknown> | undefined {
+  const root: Record<string, unknown> = {};
+  const open = [{ indent: 0, map: root }]; // the mappings a line may add to, innermost last
+  let empty: { indent: number; map: Record<string, unknown>; key: string } | undefined; // `key:`
+  for (const line of text.split(/\r?\n/)) {
+    if (/^ *(#.*)?$/.test(line)) continue;
+    const match = PLAIN_LINE.exec(line);
+    if (!match || /^(true|false|null)$/i.test(match[2])) return undefined; // `True:` is `true:`
+    const [, spaces, key, value] = match;
+    if (empty && spaces.length > empty.indent) { // the value of `key:` is the lines below it
+      const map = {};
+      empty.map[empty.key] = map;
+      open.push({ indent: spaces.length, map });
+    }
+    empty = undefined;
+    while (spaces.length < open[open.length - 1].indent) open.pop();
+    const { indent, map } = open[open.length - 1];
+    if (spaces.length !== indent || Object.hasOwn(map, key)) return undefined; // js-yaml says why
+    map[key] = plainScalar(value);
+    if (value === undefined) empty = { indent, map, key };
+  }
+  return root;
+}
+/** A line `readPlainYaml()` reads: indent, key, and a value of letters, digits and `_./:@+-`. */
+const PLAIN_LINE = /^( *)([A-Za-z_][\w-]*):(?: +([\w./](?:[\w./:@+-]*[\w./@+-])?))? *(?: #.*)?$/;
+/** A plain value as YAML's core schema reads it: its words for true, false and null, else text. */
+function plainScalar(text: string | undefined): unknown {
+  if (text === undefined || /^(null|Null|NULL)$/.test(text)) return null;
+  if (/^(true|True|TRUE)$/.test(text)) return true;
+  if (/^(false|False|FALSE)$/.test(text)) return false;
+  return text; // a number too: the client reads none
+}
+/** Any other agent file, read by js-yaml, loaded only then. */
+async function readYaml(text: string, problem: (what: string) => ClientError): Promise<unknown> {
+  const { load, YAMLException } = await import("npm:js-yaml@^5.5.0");
+  try {
+    // js-yaml refuses a document with no content; Go's YAML, which mm uses, reads no keys.
+    return /^\s*(#[^\n]*\s*)*$/.test(text) ? null : load(text);
+  } catch (error) {
+    if (!(error instanceof YAMLException)) throw problem(`cannot be read: ${errorText(error)}`);
+    throw problem(`is not valid YAML (line ${(error.mark?.line ?? 0) + 1}): ${error.reason}`);
+  }
 }
 /** What the client reads in an agent file: `acp.clientTools.enabled` and `.discovery`. */
 export type AgentConfig = { enabled: boolean; discovery: string };
@@ -1588,8 +1656,20 @@ const granted = (descriptor: Deno.PermissionDescriptor) =>
 /** An environment variable; one the run may not read counts as unset. */
 const readEnv = (name: string) =>
   granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined;
-const delay = (ms: number) =>
-  new Promise<undefined>((done) => setTimeout(() => done(undefined), ms));
+/** Settles after `ms`. */
+const delay = (ms: number) => new Promise<undefined>((done) => after(ms, () => done(undefined)));
+/**
+ * Calls `fire` in `ms` (never past {@linkcode MAX_TIMER_MS}), unless the function it returns is
+ * called first. It is the web's own timer: Deno's global `setTimeout` and `clearTimeout` are
+ * Node's, and loading them costs a tenth of a start. A timer stopped still holds the event loop
+ * until its time, which does not matter here: the client ends with `Deno.exit()`.
+ */
+function after(ms: number, fire: () => void): () => void {
+  if (ms > MAX_TIMER_MS) return () => {};
+  const signal = AbortSignal.timeout(ms);
+  signal.addEventListener("abort", fire);
+  return () => signal.removeEventListener("abort", fire);
+}
 
 /** What `run()` returns, or `otherwise` when it throws. */
 function attempt<T, U>(run: () => T, otherwise: U): T | U {

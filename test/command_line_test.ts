@@ -11,8 +11,10 @@ import {
   ClientError,
   DEFAULT_QUESTION,
   parseCommandLine,
+  readPlainYaml,
   USAGE,
 } from "../client.ts";
+import { load as loadYaml } from "js-yaml";
 import {
   agentFileWith,
   assertInOrder,
@@ -78,6 +80,27 @@ Deno.test("command line: the other options are read, short forms included", () =
   assert.equal(parseCommandLine(["-h"]).help, true);
   assert.equal(parseCommandLine(["--version"]).version, true);
   assert.equal(parseCommandLine(["-i"]).interactive, true);
+});
+
+Deno.test("command line: letters go together, -iq is -i -q, and an unknown one among them is named", () => {
+  for (const args of [["-iq"], ["-qi"], ["-i", "-q"]]) {
+    const options = parseCommandLine(args);
+    assert.equal(options.interactive, true, args.join(" "));
+    assert.equal(options.quiet, true, args.join(" "));
+  }
+  usageError(["-ix"], "unknown option -x");
+  usageError(["-i=x"], "unknown option -=");
+});
+
+Deno.test("command line: a value after = is the whole rest, and one that looks like an option is none", () => {
+  assert.equal(parseCommandLine(["--agent=a=b.yaml"]).agent, "a=b.yaml");
+  assert.equal(parseCommandLine(["--agent", "-"]).agent, "-");
+  assert.equal(parseCommandLine(["--resume", "-1x"]).resume, "-1x");
+  assert.equal(parseCommandLine(["--agent", "a", "--agent", "b"]).agent, "b");
+  usageError(["--agent", "--trace"], "--agent needs a value");
+  usageError(["--agent", "-q"], "--agent needs a value");
+  usageError(["--=x"], "unknown option --=x");
+  assert.equal(parseCommandLine(["--agent", "a.yaml", "why?"]).question, "why?");
 });
 
 Deno.test("command line: with --interactive and no words the first question is read, not defaulted", () => {
@@ -198,6 +221,98 @@ Deno.test("agent file: one that contradicts the run is warned about, either way"
   assert.deepEqual(agentFileWarnings("x.yaml", { enabled: false, discovery: "meta" }, false), [
     `warning: x.yaml sets acp.clientTools.enabled: false; mm will ignore ${TOOL_NAMES}`,
   ]);
+});
+
+/** A small random number generator, seeded, so that a failure can be run again. */
+function randomFrom(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return Math.floor((state / 2 ** 31) * n); // the high bits: the low ones repeat soon
+  };
+}
+
+Deno.test("agent file: plain key: value lines are read as js-yaml reads them, and the rest is left to it", () => {
+  const keys = ["acp", "clientTools", "enabled", "discovery", "yolo", "a-b", "_x", "True", "x1"];
+  const values = [
+    "",
+    " true",
+    " False",
+    " FALSE",
+    " null",
+    " Null",
+    " ~",
+    " meta",
+    " request",
+    " 30s",
+    " http://127.0.0.1:17434/v1",
+    " hf.co/a:Q4",
+    ' "request"',
+    " 'meta'",
+    " a b",
+    " x:",
+    " meta#x",
+    " a:b:",
+    " [a]",
+    " {a: 1}",
+    " - a",
+    " &a x",
+    " !!str x",
+    " yes # comment",
+    " # only a comment",
+    "x",
+  ];
+  const random = randomFrom(20261201);
+  let plain = 0;
+  let nested = 0;
+  for (let i = 0; i < 20000; i++) {
+    // A well-made tree of mappings, two or four spaces a level, then perhaps a line spoilt.
+    const step = random(2) === 0 ? "  " : "    ";
+    const lines: string[] = [];
+    let depth = 0;
+    for (let n = 1 + random(8); n > 0; n--) {
+      const key = keys[random(keys.length)];
+      if (random(8) === 0) lines.push(`${step.repeat(depth)}# a comment`);
+      if (random(3) === 0 && depth < 3) {
+        lines.push(`${step.repeat(depth)}${key}:`);
+        depth++;
+        continue;
+      }
+      lines.push(`${step.repeat(depth)}${key}:${values[random(12)]}`); // plain values only
+      if (random(3) === 0) depth = random(depth + 1);
+    }
+    if (random(2) === 0) {
+      const spoilt = random(lines.length);
+      const indent = ["", " ", "  ", "   ", "\t"][random(5)];
+      const key = lines[spoilt].trimStart().split(":")[0];
+      lines[spoilt] = `${indent}${key}:${values[random(values.length)]}`;
+    }
+    const text = lines.join(random(4) === 0 ? "\r\n" : "\n");
+    const read = readPlainYaml(text);
+    if (read === undefined) continue;
+    plain++;
+    let expected;
+    try {
+      // Comments alone are no keys, as mm reads them; js-yaml refuses such a file.
+      expected = /^\s*(#[^\n]*\s*)*$/.test(text) ? {} : loadYaml(text);
+    } catch (error) {
+      assert.fail(`read as plain, but js-yaml refuses it: ${JSON.stringify(text)}: ${error}`);
+    }
+    assert.deepEqual(read, expected, JSON.stringify(text));
+    if (Object.values(read).some((value) => typeof value === "object" && value !== null)) nested++;
+  }
+  // Neither all nor none, and nested ones among them: the test would show little otherwise.
+  assert.ok(plain > 1000 && plain < 19000, `${plain} of 20000 read as plain`);
+  assert.ok(nested > 100, `${nested} nested`);
+  // A number stays text: the client reads none, and a discovery mm does not know warns of nothing.
+  assert.deepEqual(readPlainYaml("timeout: 0x10"), { timeout: "0x10" });
+});
+
+Deno.test("agent file: the ones shipped are read without js-yaml, to the same keys", () => {
+  for (const name of ["agent.yaml", "agent-request.yaml"]) {
+    const text = Deno.readTextFileSync(`${ROOT}/${name}`);
+    assert.deepEqual(readPlainYaml(text), loadYaml(text), name);
+  }
 });
 
 // ─── The command line as a process ───────────────────────────────────────────
@@ -442,6 +557,23 @@ Deno.test("agent file: crossed modes: a meta client with a request agent is warn
     `[client] list requested for session ${session}`,
     `[acp] session ${session} client tools (request): ${MODEL_NAMES}`,
   ]);
+  assertInOrder(run.out, [`│ ${OS_TEXT}`, "[end_turn]"]);
+});
+
+Deno.test("agent file: one in YAML beyond plain lines is read by js-yaml, and warned about alike", async () => {
+  const agent = agentFileWith({
+    "discovery: meta": 'discovery: "request"',
+    "yolo: true": "yolo: true\ntags: [demo, host_info]",
+  });
+  assert.equal(readPlainYaml(Deno.readTextFileSync(agent)), undefined);
+  const run = await runClient({ args: ["--agent", agent], readAlso: [agent] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(
+    run.log[0].endsWith(
+      "agent.yaml sets acp.clientTools.discovery: request, but the client announces meta; mm will ask for the list, and the client answers it",
+    ),
+    run.log[0],
+  );
   assertInOrder(run.out, [`│ ${OS_TEXT}`, "[end_turn]"]);
 });
 
