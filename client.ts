@@ -60,7 +60,6 @@ export const TOOLS: readonly Tool[] = [
 ];
 /** The tools as mm reads them, in `initialize` or in the answer to the list request. */
 export const TOOL_DESCRIPTIONS: readonly Omit<Tool, "call">[] = TOOLS.map(({ call: _, ...d }) => d);
-const TOOL_BY_METHOD = new Map(TOOLS.map((tool) => [tool.method, tool]));
 /** The tools' names, for the texts that speak of them: `host_info, clock`. */
 const TOOL_NAMES = TOOLS.map((tool) => tool.name).join(", ");
 /** A text result; with `isError`, the model reads it as `[client tool error: <text>]`. */
@@ -71,7 +70,7 @@ export function toolText(text: string, isError = false): ToolResult {
 
 /** Answers a request from mm: its result, a promise of it, or a thrown {@linkcode RpcError}. */
 function answerRequest(run: Run, method: string, params: unknown, signal: AbortSignal): unknown {
-  const tool = TOOL_BY_METHOD.get(method);
+  const tool = TOOLS.find((lent) => lent.method === method);
   if (tool) return callTool(run, tool, params, signal);
   if (method === "session/request_permission") return { outcome: answerPermission(run, params) };
   if (method === "_org.mini-me/tools/list") {
@@ -85,22 +84,18 @@ function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   const { args, sessionId } = readToolCall(params);
   run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
   const given = isObject(args) ? args : {};
-  const mismatch = checkArguments(tool, given);
-  if (mismatch) {
-    run.out.note(`[client] ${mismatch}`);
-    return toolText(mismatch, true);
-  }
-  const failed = (error: unknown) => {
-    const text = `${tool.name} failed: ${errorText(error)}`;
-    if (!signal.aborted) run.out.note(`[client] ${text}`);
+  const failed = (text: string) => {
+    if (!signal.aborted) run.out.note(`[client] ${text}`); // cancelled: mm has its -32800 already
     return toolText(text, true);
   };
+  const mismatch = checkArguments(tool, given);
+  if (mismatch) return failed(mismatch);
+  const threw = (error: unknown) => failed(`${tool.name} failed: ${errorText(error)}`);
   try {
     const result = tool.call(given, signal);
-    if (result instanceof Promise) return result.catch(failed);
-    return result;
+    return result instanceof Promise ? result.catch(threw) : result;
   } catch (error) {
-    return failed(error);
+    return threw(error);
   }
 }
 /** A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête". */
@@ -123,12 +118,11 @@ export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId
  */
 export function choosePermission(options: unknown, allow: boolean): Outcome {
   const offered = list(options).filter(isObject);
-  const kinds = allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
+  const kinds = [...(allow ? ["allow_once", "allow_always"] : []), "reject_once", "reject_always"];
   for (const kind of kinds) {
     const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
     if (option) return { outcome: "selected", optionId: option.optionId as string };
   }
-  if (allow) return choosePermission(options, false);
   return { outcome: "cancelled" };
 }
 /** Answers a permission, shows its call and a refusal; after `session/cancel`, cancelled. */
@@ -186,14 +180,10 @@ const CPU_MODEL = once(() => {
   const { cpus } = process.getBuiltinModule("node:os");
   return cpus()[0]?.model.trim() || "unknown CPU";
 });
-
-/**
- * Runs `host_info` for a topic its schema has checked. What a schema cannot say is an error result:
- * a `--allow-sys` name not given (asked first, so Deno never prompts), a fact the system refuses.
- */
+/** Runs `host_info` for a topic its schema has checked; what it cannot say is an error result. */
 export function hostInfo(topic: Topic): ToolResult {
   const { needs, allowed, read } = TOPICS[topic];
-  if (!allowed()) {
+  if (!allowed()) { // a --allow-sys name not given: asked first, so that Deno never prompts
     return toolText(`host_info needs --allow-sys=${needs.join(",")} to report ${topic}`, true);
   }
   try {
@@ -249,9 +239,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     out.json = !!options.json;
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
     const { path, config } = await readAgentFile(agent, options.agent !== undefined);
-    for (const warning of agentFileWarnings(agent, config, !!options.request)) {
-      out.note(`[client] ${warning}`);
-    }
+    const warnings = agentFileWarnings(agent, config, !!options.request);
+    for (const warning of warnings) out.note(`[client] ${warning}`);
     if (options.question === "-") options.question = await questionFromStdin(out);
     run = new Run(options, out, path);
     code = await converse(run);
@@ -278,19 +267,16 @@ function reportFailure(out: Output, argv: readonly string[], error: unknown, cod
   const message = errorText(error);
   if (message) out.note(`error: ${message}`);
   if (error instanceof ClientError && error.usage) out.note(USAGE);
-  // A script is told why, even of a usage error: --json among the options, before a `--` that
-  // ends them.
+  // A script is told why, even of a usage error: --json among the options, before any `--`.
   const options = ownArguments(argv);
   const end = options.indexOf("--");
   if (options.slice(0, end === -1 ? undefined : end).includes("--json")) out.json = true;
   out.record({ error: { message: message || "interrupted", exitCode: code } });
 }
 
-/**
- * One run: mm, the connection, where the exchange stands. `stage`: what mm has yet to do (if it
- * exits): answer `asking`, end the turn, nothing (`-i` prompt). `failed` rejects to end it early.
- */
+/** One run: mm, the connection, where the exchange stands; `failed` rejects to end it early. */
 class Run {
+  /** What mm has yet to do, if it exits: answer `asking`, end the turn, nothing (`-i` prompt). */
   stage: "opening" | "turn" | "question" = "opening";
   asking?: string;
   sessionId?: string;
@@ -318,13 +304,11 @@ class Run {
     this.failed.catch(() => {}); // read where it matters, in ask()
     this.connection = new Connection(this);
     this.log = forwardLog(this.child, out);
-    out.onFailure = (e) => {
+    out.onFailure = (e) =>
       this.fail(new ClientError(`cannot write the conversation: ${errorText(e)}`));
-    };
     this.child.status.then((status) => this.#exited(status));
     Deno.addSignalListener("SIGINT", () => interrupt(this, "SIGINT"));
-    // Windows delivers no SIGTERM (Deno refuses the listener there).
-    if (Deno.build.os !== "windows") {
+    if (Deno.build.os !== "windows") { // Windows has no SIGTERM: Deno refuses the listener
       Deno.addSignalListener("SIGTERM", () => interrupt(this, "SIGTERM"));
     }
   }
@@ -340,12 +324,10 @@ class Run {
   }
 }
 
-/**
- * Starts mm as `<mm> -acp -agent <file>` — the line to change if your mm starts another way — in
- * its own process group, so that a Ctrl-C typed in the terminal reaches the client alone.
- */
+/** Starts mm in its own process group: a Ctrl-C typed in the terminal reaches the client alone. */
 function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildProcess {
   const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
+  // `<mm> -acp -agent <file>`: the line to change if your mm starts another way.
   const options = { args: ["-acp", "-agent", agentFile], detached: true, ...pipes };
   const refused = `cannot start mm (${mm}): this run may not start it (add --allow-run)`;
   if (!granted({ name: "run", command: mm })) throw new ClientError(refused, 127);
@@ -362,21 +344,17 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
     if (!namedBy && !granted({ name: "env", variable: "MM_BIN" })) {
       reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
     }
-    const next = namedBy
-      ? `${namedBy} names it: check that path`
-      : "Install mini-me or set MM_BIN / --mm";
+    let next = "Install mini-me or set MM_BIN / --mm";
+    if (namedBy) next = `${namedBy} names it: check that path`;
     throw new ClientError(`cannot start mm (${mm}): ${reason}. ${next}.`, 127);
   }
 }
-/**
- * mm's stderr, passed on byte for byte, whole lines as they come (a line over 64 KiB in pieces, so
- * a flood is bounded); `release()` passes on a line not ended yet, once mm has exited.
- */
+/** mm's stderr, passed on byte for byte, whole lines as they come; `release()`: an unended one. */
 function forwardLog(child: Deno.ChildProcess, out: Output): MmLog {
   let held: Uint8Array[] = [];
   let size = 0;
-  const release = () => {
-    for (const part of held) out.put(out.stderr, part);
+  const release = (...more: Uint8Array[]) => {
+    for (const part of [...held, ...more]) out.put(out.stderr, part);
     held = [];
     size = 0;
   };
@@ -384,13 +362,10 @@ function forwardLog(child: Deno.ChildProcess, out: Output): MmLog {
     try {
       for await (const chunk of child.stderr) {
         const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
-        if (end > 0) {
-          held.push(chunk.subarray(0, end));
-          release();
-        }
+        if (end > 0) release(chunk.subarray(0, end));
         if (end < chunk.length) held.push(chunk.subarray(end));
         size += chunk.length - end;
-        if (size > 64 * 1024) release();
+        if (size > 64 * 1024) release(); // a line over 64 KiB goes in pieces: a flood is bounded
       }
     } catch { /* mm's stderr is gone: what was read is still shown */ }
     release();
@@ -469,27 +444,25 @@ async function listSessions(run: Run, capabilities: unknown): Promise<unknown[]>
   }
   return sessions;
 }
-
 /** Opens the session: `session/new`, or for `--resume` `session/resume`, else `session/load`. */
 async function openSession(run: Run, capabilities: unknown): Promise<void> {
   const { options } = run;
   const params = { sessionId: options.resume, cwd: Deno.cwd(), mcpServers: [] };
-  let how = "";
+  const opened = `discovery: ${options.request ? "request" : "meta"}, session`;
   if (options.resume === undefined) {
     const session = await ask(run, "session/new", params, options.seconds);
     run.sessionId = String(field(session, "sessionId"));
-  } else {
-    const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
-    if (!resumes && field(capabilities, "loadSession") !== true) {
-      throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
-    }
-    run.sessionId = options.resume;
-    run.replaying = !resumes;
-    await ask(run, resumes ? "session/resume" : "session/load", params, options.seconds);
-    run.replaying = false;
-    how = resumes ? " (resumed)" : " (loaded)";
+    return run.out.log(`${opened} ${run.sessionId}`);
   }
-  run.out.log(`discovery: ${options.request ? "request" : "meta"}, session ${run.sessionId}${how}`);
+  const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
+  if (!resumes && field(capabilities, "loadSession") !== true) {
+    throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
+  }
+  run.sessionId = options.resume;
+  run.replaying = !resumes;
+  await ask(run, resumes ? "session/resume" : "session/load", params, options.seconds);
+  run.replaying = false;
+  run.out.log(`${opened} ${run.sessionId} (${resumes ? "resumed" : "loaded"})`);
 }
 
 /** One prompt turn: the question, mm's updates as they come, and its stop reason. */
@@ -501,10 +474,9 @@ async function turn(run: Run, question: string): Promise<number> {
   run.answer = "";
   run.calls = new Map(); // a call of an earlier turn is not this turn's to wait for
   out.waitFor("the model");
-  const prompt = [{ type: "text", text: question }];
+  const params = { sessionId: run.sessionId, prompt: [{ type: "text", text: question }] };
   const stopWatching = watchSilence(run);
-  const answer = await ask(run, "session/prompt", { sessionId: run.sessionId, prompt })
-    .finally(stopWatching);
+  const answer = await ask(run, "session/prompt", params).finally(stopWatching);
   run.cancelled?.stopTimer();
   run.stage = "question";
   out.waitFor(undefined);
@@ -523,13 +495,11 @@ async function turn(run: Run, question: string): Promise<number> {
 /** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
 async function ask(run: Run, method: string, params: object, seconds = Infinity): Promise<unknown> {
   if (run.stage === "opening") run.asking = method;
-  let stopTimer = () => {};
-  const timeout = new Promise<never>((_, reject) => {
-    const error = new ClientError(`mm did not answer ${method} within ${seconds} s`);
-    stopTimer = after(seconds * 1000, () => reject(error));
-  });
+  const timer = Promise.withResolvers<never>();
+  const late = new ClientError(`mm did not answer ${method} within ${seconds} s`);
+  const stopTimer = after(seconds * 1000, () => timer.reject(late));
   try {
-    return await Promise.race([run.connection.request(method, params), run.failed, timeout]);
+    return await Promise.race([run.connection.request(method, params), run.failed, timer.promise]);
   } catch (error) {
     if (error instanceof RpcError) throw new ClientError(`mm refused ${method}: ${error.message}`);
     throw error;
@@ -577,7 +547,6 @@ function notified(run: Run, method: string, params: unknown): void {
   run.out.record(params);
   showUpdate(run, field(params, "update"));
   if (run.stage !== "turn" || run.cancelled) return; // a replay, or a cancel: waited for already
-  // What the progress line waits for: a tool that runs, or the model.
   const running = [...run.calls.values()].findLast((call) => !call.done);
   run.out.waitFor(running?.title ?? "the model");
 }
@@ -601,7 +570,7 @@ function showUpdate(run: Run, update: unknown): void {
     case "tool_call_update":
       return showToolCall(run, update, to, style);
     default: // a kind this client does not know shows nothing
-      if (!options.verbose || !Object.hasOwn(DETAILS, String(kind))) return;
+      if (!options.verbose || !isObject(update) || !Object.hasOwn(DETAILS, String(kind))) return;
       for (const line of DETAILS[String(kind)](update)) out.note(line, DIM);
   }
 }
@@ -610,41 +579,30 @@ function showAnswerChunk(run: Run, content: unknown, to: Stream, style?: number)
   const { out } = run;
   const text = blockText(content);
   const isText = field(content, "type") === "text";
-  if (text === "") return; // an empty chunk only carries _meta
-  if (out.quiet && run.replaying) return;
+  if (text === "" || (out.quiet && run.replaying)) return; // "": a chunk that only carries _meta
   if (isText) run.answer += text; // a replay's comes before the turn, which starts afresh
-  // Text that follows a tool call or another block starts on a line of its own.
-  if (run.textBreak && to.open && !out.quiet) out.print(to, "\n");
+  if (run.textBreak && to.open && !out.quiet) out.print(to, "\n"); // on a line of its own
   run.textBreak = !isText;
   if (isText) out.print(to, text, style);
   else out.line(to, text, style);
 }
 /** What `--verbose` shows of the updates that are not the conversation: plans, usage, settings. */
-const DETAILS: Record<string, (update: unknown) => string[]> = {
-  plan: (update) => [
+const DETAILS: Record<string, (update: Record<string, unknown>) => string[]> = {
+  plan: ({ entries }) => [
     "plan:",
-    ...list(field(update, "entries")).map((e) =>
-      `  [${field(e, "status")}] ${field(e, "content")}`
-    ),
+    ...list(entries).map((e) => `  [${field(e, "status")}] ${field(e, "content")}`),
   ],
-  usage_update: (update) => {
-    const [used, size, cost] = fields(update, "used", "size", "cost");
+  usage_update: ({ used, size, cost }) => {
     const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
     return [`usage: ${used} of ${size} tokens${paid}`];
   },
-  available_commands_update: (update) => {
-    const names = list(field(update, "availableCommands")).map((c) => `/${field(c, "name")}`);
-    return [`commands: ${names.join(", ")}`];
-  },
-  current_mode_update: (update) => [`mode: ${field(update, "currentModeId")}`],
-  session_info_update: (update) => {
-    const title = field(update, "title");
-    return typeof title === "string" ? [`title: ${title}`] : [];
-  },
-  config_option_update: (update) =>
-    list(field(update, "configOptions")).map((o) =>
-      `config: ${field(o, "id")} = ${field(o, "currentValue")}`
-    ),
+  available_commands_update: ({ availableCommands }) => [
+    `commands: ${list(availableCommands).map((c) => `/${field(c, "name")}`).join(", ")}`,
+  ],
+  current_mode_update: ({ currentModeId }) => [`mode: ${currentModeId}`],
+  session_info_update: ({ title }) => typeof title === "string" ? [`title: ${title}`] : [],
+  config_option_update: ({ configOptions }) =>
+    list(configOptions).map((o) => `config: ${field(o, "id")} = ${field(o, "currentValue")}`),
 };
 
 /** A tool call as shown: its title, its content lines, its `rawOutput`, whether it is done. */
@@ -658,17 +616,15 @@ function showToolCall(run: Run, update: unknown, to: Stream, style?: number): vo
   if (run.out.quiet) return;
   if (status === "failed") run.out.line(to, `✖ ${call.title} failed`, style ?? RED);
   let lines = Array.isArray(content) ? content.flatMap(contentLines) : call.lines;
-  if (call.done && lines.length === 0 && call.rawOutput !== undefined) {
-    lines = rawOutputLines(call.rawOutput);
-  }
+  if (call.done && lines.length === 0) lines = rawOutputLines(call.rawOutput);
   for (const line of unshown(call.lines, lines)) run.out.line(to, `│ ${line}`, style);
   call.lines = lines;
 }
-/** A finished call's `rawOutput` as lines, 20 at most: a string as text, anything else as JSON. */
+/** A finished call's `rawOutput` (if any) as lines, 20 at most: a string as text, else as JSON. */
 function rawOutputLines(raw: unknown): string[] {
+  if (raw === undefined) return [];
   const all = textLines(typeof raw === "string" ? raw : JSON.stringify(raw));
-  if (all.length <= 20) return all;
-  return [...all.slice(0, 20), `… (${all.length - 20} more lines)`];
+  return all.length <= 20 ? all : [...all.slice(0, 20), `… (${all.length - 20} more lines)`];
 }
 /**
  * Of a call's content, the lines not shown yet. ACP: an update's `content` replaces the call's: one
@@ -677,50 +633,35 @@ function rawOutputLines(raw: unknown): string[] {
 function unshown(shown: string[], lines: string[]): string[] {
   const last = shown.length - 1;
   const grew = (line: string, i: number) => i === last && lines[i]?.startsWith(line);
-  const extended = shown.every((line, i) => lines[i] === line || grew(line, i));
-  if (!extended) return lines;
-  if (lines[last] === shown[last]) return lines.slice(last + 1);
-  return lines.slice(last);
+  if (!shown.every((line, i) => lines[i] === line || grew(line, i))) return lines; // a replacement
+  return lines.slice(lines[last] === shown[last] ? last + 1 : last);
 }
 /** The call an update or a permission is about: shown when first seen, and when renamed. */
 function seeCall(run: Run, toolCall: unknown, to: Stream, style?: number): Call {
   const id = String(field(toolCall, "toolCallId") ?? "");
   const title = field(toolCall, "title");
-  const shown = !run.out.quiet;
   const known = run.calls.get(id);
+  const call: Call = known ?? { title: typeof title === "string" ? title : id, lines: [] };
+  let shown = known ? undefined : `🛠️ ${call.title}`;
+  if (typeof title === "string" && title !== call.title) {
+    shown = `🛠️ ${call.title} → ${title}`;
+    call.title = title;
+  }
+  run.calls.set(id, call);
   run.textBreak = true;
-  if (!known) {
-    const call = { title: typeof title === "string" ? title : id, lines: [] };
-    run.calls.set(id, call);
-    if (shown) run.out.line(to, `🛠️ ${call.title}`, style);
-    return call;
-  }
-  if (typeof title === "string" && title !== known.title) {
-    if (shown) run.out.line(to, `🛠️ ${known.title} → ${title}`, style);
-    known.title = title;
-  }
-  return known;
+  if (shown && !run.out.quiet) run.out.line(to, shown, style);
+  return call;
 }
-
 /** An item of a tool call's content as lines: text, a diff's size, a terminal, another block. */
 function contentLines(item: unknown): string[] {
-  switch (field(item, "type")) {
-    case "content":
-      return textLines(blockText(field(item, "content")));
-    case "diff": {
-      const [before, after] = fields(item, "oldText", "newText").map((t) =>
-        textLines(`${t ?? ""}`)
-      );
-      return [`diff ${field(item, "path")} (${diffSize(before, after)} lines)`];
-    }
-    case "terminal":
-      return [`[terminal ${field(item, "terminalId")}]`];
-    default:
-      return textLines(blockText(item));
-  }
+  const type = field(item, "type");
+  if (type === "diff") return [`diff ${field(item, "path")} (${diffSize(item)} lines)`];
+  if (type === "terminal") return [`[terminal ${field(item, "terminalId")}]`];
+  return textLines(blockText(type === "content" ? field(item, "content") : item));
 }
-/** A diff's size, `+2 −1`: the lines of `after` not matched by one of `before` are added. */
-function diffSize(before: string[], after: string[]): string {
+/** A diff's size, `+2 −1`: the lines of `newText` not matched by one of `oldText` are added. */
+function diffSize(diff: unknown): string {
+  const [before, after] = fields(diff, "oldText", "newText").map((t) => textLines(`${t ?? ""}`));
   const unmatched = new Map<string, number>(); // lines of `before`, by how many are left
   for (const line of before) unmatched.set(line, (unmatched.get(line) ?? 0) + 1);
   let kept = 0;
@@ -779,27 +720,23 @@ function killMm(run: Run, code: number): void {
   killGroup(run.child);
   run.fail(new ClientError(run.cancelled?.why ?? "", code));
 }
-
 /**
  * `--turn-timeout`: when mm has sent nothing for the turn that long (mm waiting for the client's
  * answer is not silence), the turn is cancelled and the run ends with 124, as `timeout(1)` does.
  */
 function watchSilence(run: Run): () => void {
   const ms = (run.options.turnSeconds ?? Infinity) * 1000;
-  let stopTimer = () => {};
   const check = () => {
     const silent = run.connection.silentFor();
     if (silent < ms) {
       stopTimer = after(ms - silent, check); // the rest of the silence, from mm's last frame
-      return;
+    } else if (!run.cancelled) {
+      cancelTurn(run, 124, `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`);
     }
-    if (run.cancelled) return;
-    cancelTurn(run, 124, `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`);
   };
-  stopTimer = after(ms, check);
+  let stopTimer = after(ms, check);
   return () => stopTimer();
 }
-
 /** Ends mm: its stdin closed, time to exit after a conversation, then its process group killed. */
 async function endMm(run: Run, graceful: boolean): Promise<void> {
   run.cancelled?.stopTimer();
@@ -845,7 +782,6 @@ class Output {
   quiet = false; // --quiet: stdout is the answer text alone, and no `[client]` progress lines
   json = false; // --json: stdout is JSON lines, written by record(), and nothing else
   onFailure: (error: unknown) => void = () => {}; // stdout cannot be written, and not for EPIPE
-  #shared?: boolean;
   #waiting?: { label: string; since: number; drawn: boolean };
   #queue: [Stream, string | Uint8Array][] = [];
 
@@ -853,15 +789,13 @@ class Output {
     if (this.progress) Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
   }
   /** Whether both streams reach the same terminal, pipe or file: asked once, when it matters. */
-  get shared(): boolean {
-    this.#shared ??= sameStream(describeStream(this.stdout, 1), describeStream(this.stderr, 2));
-    return this.#shared;
-  }
+  readonly shared = once(() =>
+    sameStream(describeStream(this.stdout, 1), describeStream(this.stderr, 2))
+  );
   /** A `[client] …` progress line on stderr (not with `--quiet`). */
   log(text: string): void {
     if (!this.quiet) this.note(`[client] ${text}`);
   }
-  /** A line on stderr. */
   note(text: string, style?: number): void {
     this.line(this.stderr, text, style);
   }
@@ -869,14 +803,15 @@ class Output {
   say(text: string, style?: number): void {
     if (!this.quiet) this.line(this.stdout, text, style);
   }
-  /** Writes a whole line, after a newline if the stream's last line is still open. */
   line(to: Stream, text: string, style?: number): void {
     this.print(to, `${to.open ? "\n" : ""}${text}\n`, style);
   }
   /** Writes text, which mm may have sent: on a terminal its control characters are shown. */
   print(to: Stream, text: string, style?: number): void {
     if (to === this.stdout && this.json) return; // stdout has only what record() writes
-    this.put(to, to.terminal ? showControls(text) : text, style);
+    const shown = to.terminal ? showControls(text) : text;
+    const styled = (line: string) => `\x1b[${style}m${line}\x1b[0m`;
+    this.put(to, to.colour && style ? shown.replace(/[^\n]+/g, styled) : shown);
   }
   /** With `--json`, one line on stdout; C1 controls escaped too, so a terminal shows it as is. */
   record(value: unknown): void {
@@ -885,19 +820,15 @@ class Output {
     this.put(this.stdout, `${JSON.stringify(value ?? null).replace(/[\x7f-\x9f]/g, escape)}\n`);
   }
   /** Writes text or bytes as they are, after erasing the progress line and ending the other's. */
-  put(to: Stream, data: string | Uint8Array, style?: number): void {
+  put(to: Stream, data: string | Uint8Array): void {
     if (data.length === 0 || to.gone) return;
     this.#erase();
     const other = to === this.stdout ? this.stderr : this.stdout;
-    if (other.open && this.shared) {
+    if (other.open && this.shared()) {
       this.#write(this.stderr, "\n"); // on stderr: stdout, apart, stays the conversation
       other.open = false;
     }
-    let styled = data;
-    if (typeof data === "string" && to.colour && style) {
-      styled = data.replace(/[^\n]+/g, (line) => `\x1b[${style}m${line}\x1b[0m`);
-    }
-    this.#write(to, styled);
+    this.#write(to, data);
     to.open = typeof data === "string" ? !data.endsWith("\n") : data.at(-1) !== 10;
   }
   /** Shows `waiting for <label> … 3 s` on a terminal, erased before output; `undefined`: stop. */
@@ -910,7 +841,7 @@ class Output {
   #draw(): void {
     const waiting = this.#waiting;
     if (!waiting || !this.progress || this.stderr.open) return;
-    if (this.stdout.open && this.shared) return; // never over an open line of the answer
+    if (this.stdout.open && this.shared()) return; // never over an open line of the answer
     const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
     const seconds = Math.floor((Date.now() - waiting.since) / 1000);
     const label = showControls(waiting.label); // a tool's title is mm's text
@@ -924,15 +855,12 @@ class Output {
     this.#waiting.drawn = false;
   }
   #write(to: Stream, data: string | Uint8Array): void {
+    if (this.#queue.length === 0) queueMicrotask(() => this.flush());
     const last = this.#queue.at(-1);
-    if (last && last[0] === to && typeof last[1] === "string" && typeof data === "string") {
-      last[1] += data;
-      return;
-    }
-    this.#queue.push([to, data]);
-    if (this.#queue.length === 1) queueMicrotask(() => this.flush());
+    const joins = typeof data === "string" && typeof last?.[1] === "string" && last[0] === to;
+    if (joins) last[1] += data; // text after text to the same stream: one write
+    else this.#queue.push([to, data]);
   }
-  /** Writes what is queued. */
   flush(): void {
     for (const [to, data] of this.#queue.splice(0)) {
       const bytes = typeof data === "string" ? ENCODER.encode(data) : data;
@@ -947,12 +875,9 @@ class Output {
     }
   }
 }
-/**
- * Erases the progress line: back to its start, and to the end of the screen, so that all of it
- * goes even when a narrowed terminal has wrapped it onto two rows (it is always the last one).
- */
+// Erases the progress line: back to its start, and to the end of the screen, so that all of it
+// goes even when a narrowed terminal has wrapped it onto two rows (it is always the last one).
 const ERASE = "\r\x1b[J";
-
 /** What tells two output streams apart: a terminal, or the file's device and inode. */
 export type StreamFacts = { terminal: boolean; dev?: number; ino?: number | null };
 /**
@@ -961,17 +886,14 @@ export type StreamFacts = { terminal: boolean; dev?: number; ino?: number | null
  */
 export function sameStream(out: StreamFacts, err: StreamFacts): boolean {
   if (out.terminal || err.terminal) return out.terminal && err.terminal;
-  if (!out.ino || !err.ino) return false;
-  return out.dev === err.dev && out.ino === err.ino;
+  return !!out.ino && out.ino === err.ino && out.dev === err.dev;
 }
 /** A stream's facts; a file's inode is `node:fs`'s (Deno has no API), loaded only when needed. */
 function describeStream(stream: Stream, fd: number): StreamFacts {
   if (stream.terminal) return { terminal: true };
-  const { fstatSync } = process.getBuiltinModule("node:fs");
-  const stat = attempt(() => fstatSync(fd), undefined);
+  const stat = attempt(() => process.getBuiltinModule("node:fs").fstatSync(fd), undefined);
   return { terminal: false, dev: stat?.dev, ino: stat?.ino };
 }
-
 /** Characters a terminal shows two columns wide: East Asian scripts, most emoji. */
 const WIDE =
   /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\u{1f300}-\u{1faff}]/u;
@@ -983,8 +905,7 @@ function fit(text: string, tail = ""): string {
   let kept = "";
   for (const char of text) {
     room -= columns(char);
-    if (room < 0 && tail !== "") break;
-    if (room < 0) return `${[...kept].slice(0, -1).join("")}…`; // a cut text says so
+    if (room < 0) return tail ? kept + tail : `${[...kept].slice(0, -1).join("")}…`;
     kept += char;
   }
   return kept + tail;
@@ -994,14 +915,10 @@ function fit(text: string, tail = ""): string {
  * terminal cannot clear the screen, move the cursor, set the title or write the clipboard.
  */
 export function showControls(text: string): string {
+  const picture = (char: string) => String.fromCharCode(0x2400 + char.charCodeAt(0)); // ESC: ␛
   // deno-lint-ignore no-control-regex
-  return text.replace(/\r\n/g, "\n").replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, controlPicture);
-}
-/** The symbol of a control character: `␛` for ESC, `␡` for DEL, `�` for a C1 control. */
-function controlPicture(char: string): string {
-  if (char === "\x7f") return "␡";
-  if (char > "\x7f") return "�";
-  return String.fromCharCode(0x2400 + char.charCodeAt(0));
+  const shown = text.replace(/\r\n/g, "\n").replace(/[\x00-\x08\x0b-\x1f]/g, picture);
+  return shown.replace(/\x7f/g, "␡").replace(/[\x80-\x9f]/g, "�"); // DEL, and a C1 control
 }
 
 // ─── 7. Framing ──────────────────────────────────────────────────────────────
@@ -1048,10 +965,10 @@ export class LineReader {
   #keep(bytes: Uint8Array): void {
     if (bytes.length > 0) this.#parts.push(bytes); // kept, not copied: each read is a new chunk
     this.#length += bytes.length;
-    // A last `\r` may be the start of the line's end, `\r\n`: it does not count.
-    const ending = this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0;
+    const ending = this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0; // a last `\r` may be half of `\r\n`
     if (this.#length - ending > this.limit) {
-      this.#clear();
+      this.#parts = [];
+      this.#length = 0;
       throw new LineTooLongError(this.limit);
     }
   }
@@ -1064,16 +981,12 @@ export class LineReader {
         offset += part.length;
       }
     }
-    this.#clear();
+    this.#parts = [];
+    this.#length = 0;
     if (bytes.at(-1) === 13) bytes = bytes.subarray(0, -1);
     return this.#decoder.decode(bytes);
   }
-  #clear(): void {
-    this.#parts = [];
-    this.#length = 0;
-  }
 }
-
 /** A JSON-RPC id. */
 export type RpcId = string | number | null;
 /** What one line from mm turned out to be. */
@@ -1089,19 +1002,17 @@ export type Frame =
  */
 export function parseFrame(line: string): Frame {
   if (line.trim() === "") return { kind: "blank" };
-  const bad = (id: RpcId, code: number, message: string): Frame => ({
-    kind: "bad",
-    reply: { jsonrpc: "2.0", id, error: { code, message } },
-  });
+  const bad = (id: RpcId, code: number, message: string): Frame => {
+    return { kind: "bad", reply: { jsonrpc: "2.0", id, error: { code, message } } };
+  };
   const value: unknown = attempt(() => JSON.parse(line), undefined); // JSON is never undefined
   if (value === undefined) return bad(null, -32700, "Parse error");
   if (!isObject(value)) return bad(null, -32600, "Invalid Request");
   const { id, method, params, result, error } = value;
   const validId = typeof id === "string" || typeof id === "number";
-  if (typeof method === "string" && validId) return { kind: "request", id, method, params };
-  if (typeof method === "string" && !("id" in value)) {
-    return { kind: "notification", method, params };
-  }
+  const hasMethod = typeof method === "string";
+  if (hasMethod && validId) return { kind: "request", id, method, params };
+  if (hasMethod && !("id" in value)) return { kind: "notification", method, params };
   if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
     return { kind: "response", id, result, error: error as { code: number; message: string } };
   }
@@ -1121,7 +1032,6 @@ const BAD_FRAMES_IN_A_ROW = 1000;
 /** Reading from mm pauses while more than this many characters of answers wait to be written. */
 const MAX_UNWRITTEN = 1024 * 1024;
 const CANCELLED = { error: { code: -32800, message: "Request cancelled" } };
-
 /**
  * JSON-RPC over mm's pipes: writing frames (a tick's in one write), reading them (a chunk's lines
  * at once, paused while answers pile up unwritten), and answering mm's requests (now, when a
@@ -1132,7 +1042,6 @@ class Connection {
   readonly reading: Promise<void>;
   readonly #run: Run;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #trace: boolean;
   #queued: string[] = []; // the frames of this tick, not written yet
   #unwritten = 0; // characters of frames not written yet
   #writing = Promise.resolve();
@@ -1141,14 +1050,11 @@ class Connection {
   readonly #pending = new Map<RpcId, PromiseWithResolvers<unknown>>(); // the client's requests
   readonly #running = new Map<RpcId, AbortController>(); // mm's requests being answered
   readonly #bad = { total: 0, inARow: 0, first: "" };
-
   constructor(run: Run) {
     this.#run = run;
     this.#writer = run.child.stdin.getWriter();
-    this.#trace = !!run.options.trace;
     this.reading = this.#read().catch((error) => run.fail(this.#readError(error)));
   }
-
   // Writing frames.
   /** Sends a request; the promise settles with mm's answer, or rejects with its `RpcError`. */
   request(method: string, params: unknown): Promise<unknown> {
@@ -1158,7 +1064,6 @@ class Connection {
     this.#send({ jsonrpc: "2.0", id, method, params });
     return reply.promise;
   }
-  /** Sends a notification. */
   notify(method: string, params: unknown): void {
     this.#send({ jsonrpc: "2.0", method, params });
   }
@@ -1168,8 +1073,7 @@ class Connection {
   }
   /** How long mm has been silent, sent nothing and been sent nothing; 0 while a tool runs. */
   silentFor(): number {
-    if (this.#running.size > 0) return 0;
-    return performance.now() - this.#heard;
+    return this.#running.size > 0 ? 0 : performance.now() - this.#heard;
   }
   /** How many bad frames were counted but not logged. */
   unlogged(): number {
@@ -1179,25 +1083,23 @@ class Connection {
   #send(message: object): void {
     const line = JSON.stringify(message);
     this.#heard = performance.now(); // mm's silence counts from what it was sent last
-    if (this.#trace) this.#run.out.note(`→ ${line}`);
+    if (this.#run.options.trace) this.#run.out.note(`→ ${line}`);
     this.#queued.push(line, "\n");
     this.#unwritten += line.length + 1;
     if (this.#queued.length > 2) return; // a write of this tick is scheduled already
-    this.#writing = this.#writing.then(() => this.#writeQueued()).catch((e) =>
-      this.#writeFailed(e)
-    );
+    this.#writing = this.#writing.then(() => this.#writeQueued());
   }
+  /** Writes what is queued. A failure is reported here, unless mm exited: the run reports that. */
   async #writeQueued(): Promise<void> {
     const text = this.#queued.splice(0).join("");
-    await this.#writer.write(ENCODER.encode(text));
-    this.#unwritten -= text.length;
+    try {
+      await this.#writer.write(ENCODER.encode(text));
+      this.#unwritten -= text.length;
+    } catch (error) {
+      const exited = await Promise.race([this.#run.child.status, delay(EXIT_GRACE_MS)]);
+      if (!exited) this.#run.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
+    }
   }
-  /** An mm that exited is reported as such by the run; any other write failure is reported here. */
-  async #writeFailed(error: unknown): Promise<void> {
-    const exited = await Promise.race([this.#run.child.status, delay(EXIT_GRACE_MS)]);
-    if (!exited) this.#run.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
-  }
-
   // Reading frames.
   async #read(): Promise<void> {
     const reader = new LineReader();
@@ -1210,28 +1112,22 @@ class Connection {
   }
   #readError(error: unknown): ClientError {
     if (error instanceof ClientError) return error;
-    if (error instanceof LineTooLongError) {
-      return new ClientError(`mm sent ${error.message}; connection dropped`);
-    }
-    return new ClientError(`reading from mm: ${errorText(error)}`);
+    const text = errorText(error);
+    if (!(error instanceof LineTooLongError)) return new ClientError(`reading from mm: ${text}`);
+    return new ClientError(`mm sent ${text}; connection dropped`);
   }
   #receive(line: string): void {
     this.#heard = performance.now();
-    if (this.#trace && line.trim() !== "") this.#run.out.note(`← ${line}`);
     const frame = parseFrame(line);
     if (frame.kind === "blank") return;
+    if (this.#run.options.trace) this.#run.out.note(`← ${line}`);
     if (frame.kind === "bad") return this.#badLine(line, frame.reply);
     this.#bad.inARow = 0;
     if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
-    if (frame.kind === "notification" && frame.method === "$/cancel_request") {
-      return this.#running.get(field(frame.params, "requestId") as RpcId)?.abort();
-    }
+    const cancel = frame.kind === "notification" && frame.method === "$/cancel_request";
+    if (cancel) return this.#running.get(field(frame.params, "requestId") as RpcId)?.abort();
     if (frame.kind === "notification") return notified(this.#run, frame.method, frame.params);
-    this.#answered(frame);
-  }
-  /** mm's answer to one of the client's requests. */
-  #answered(frame: Extract<Frame, { kind: "response" }>): void {
-    const waiting = this.#pending.get(frame.id);
+    const waiting = this.#pending.get(frame.id); // mm's answer to one of the client's requests
     if (!waiting) {
       const id = JSON.stringify(frame.id);
       return this.#run.out.log(`answer to no pending request (id ${id}) ignored`);
@@ -1255,7 +1151,6 @@ class Connection {
     const many = `${bad.inARow} bad lines; first: ${bad.first}`;
     throw new ClientError(`mm is not speaking JSON-RPC on stdout (${many})`);
   }
-
   // Answering mm's requests.
   /** Answers a request at once, or when its promise settles, unless mm cancels it first. */
   #answer(id: string | number, method: string, params: unknown): void {
@@ -1340,12 +1235,8 @@ export function parseCommandLine(argv: readonly string[]): Options {
   const question = words || (values.interactive ? undefined : DEFAULT_QUESTION);
   const turn = values["turn-timeout"];
   const turnSeconds = turn === undefined ? undefined : secondsOf("turn-timeout", turn);
-  return {
-    ...values,
-    question,
-    seconds: secondsOf("timeout", String(values.timeout)),
-    turnSeconds,
-  };
+  const seconds = secondsOf("timeout", String(values.timeout));
+  return { ...values, question, seconds, turnSeconds };
 }
 /**
  * The options typed and the words of the question: `--name value`, `--name=value`, `-iq` for
@@ -1386,12 +1277,11 @@ function readArguments(args: string[]): { values: OptionValues; words: string } 
 }
 /** The option typed as `--name` or `-l`, if there is one. */
 function optionNamed(rawName: string): OptionName | undefined {
-  const names = Object.keys(OPTIONS) as OptionName[];
-  if (rawName.startsWith("--")) return names.find((name) => `--${name}` === rawName);
-  return names.find((name) => {
-    const option = OPTIONS[name];
-    return "short" in option && `-${option.short}` === rawName;
-  });
+  for (const [name, option] of Object.entries(OPTIONS)) {
+    const letter = "short" in option ? `-${option.short}` : undefined;
+    if (rawName === `--${name}` || rawName === letter) return name as OptionName;
+  }
+  return undefined;
 }
 /** The client's own arguments: a first `--`, which `deno task` passes on, is dropped. */
 function ownArguments(argv: readonly string[]): string[] {
@@ -1401,10 +1291,13 @@ function ownArguments(argv: readonly string[]): string[] {
 function usageError(message: string): ClientError {
   return new ClientError(message, 2, true);
 }
-/** An option this client does not have, and the one it may be a typo of. */
+/** An option this client does not have, and the long one it may be a typo of (`--tiemout`). */
 function unknownOption(rawName: string): string {
-  const meant = nearestOption(rawName);
-  return `unknown option ${rawName}${meant ? `; did you mean ${meant}?` : ""}`;
+  const typed = rawName.slice(2);
+  const long = rawName.startsWith("--") && typed.length >= 3;
+  const meant = long && Object.keys(OPTIONS).find((name) => oneEditApart(typed, name));
+  if (meant) return `unknown option ${rawName}; did you mean --${meant}?`;
+  return `unknown option ${rawName}`;
 }
 /** Options that cannot go together, or values that cannot be. */
 function combinationProblem(values: Omit<Options, "question" | "seconds">, words: string) {
@@ -1428,13 +1321,6 @@ function combinationProblem(values: Omit<Options, "question" | "seconds">, words
 function secondsOf(name: string, text: string): number {
   if (/^(\d+\.?\d*|\.\d+)$/.test(text) && Number(text) > 0) return Number(text);
   throw usageError(`--${name} takes a number of seconds above 0, got ${JSON.stringify(text)}`);
-}
-/** The option a mistyped long one was meant to be: one edit away (`--tiemout`: `--timeout`). */
-function nearestOption(rawName: string): string | undefined {
-  const typed = rawName.slice(2);
-  if (!rawName.startsWith("--") || typed.length < 3) return undefined;
-  const meant = Object.keys(OPTIONS).find((name) => oneEditApart(typed, name));
-  return meant && `--${meant}`;
 }
 /** Whether one character added, left out, replaced, or two neighbours swapped make `a` into `b`. */
 function oneEditApart(a: string, b: string): boolean {
@@ -1480,7 +1366,7 @@ async function readAgentFile(name: string, given: boolean) {
 }
 /**
  * An agent file of plain `key: value` lines, nested by indentation, read as YAML reads it; any
- * other (lists, quotes, …) is `undefined`, for js-yaml, whose loading would be a fifth of the start.
+ * other (lists, quotes, …) is `undefined`, for js-yaml, whose loading costs an eighth of a start.
  */
 export function readPlainYaml(text: string): Record<string, unknown> | undefined {
   const root: Record<string, unknown> = {};
