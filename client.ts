@@ -8,8 +8,7 @@
  * `client_<name>`, and mm forwards the call to the client as a request for the tool's `method`.
  *
  * To lend a tool of your own, add one entry to `TOOLS`: everything else follows from it. The file
- * reads in the order of a session: the tools, the run as it happens, what the user sees, then the
- * plumbing (output, framing, the connection, the command line, the checks of `TOOLS`).
+ * reads in a session's order: the tools, the run, what the user sees, then the plumbing.
  *
  * @module
  */
@@ -118,7 +117,8 @@ export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId
  */
 export function choosePermission(options: unknown, allow: boolean): Outcome {
   const offered = list(options).filter(isObject);
-  const kinds = [...(allow ? ["allow_once", "allow_always"] : []), "reject_once", "reject_always"];
+  const kinds = ["reject_once", "reject_always"];
+  if (allow) kinds.unshift("allow_once", "allow_always");
   for (const kind of kinds) {
     const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
     if (option) return { outcome: "selected", optionId: option.optionId as string };
@@ -130,13 +130,10 @@ function answerPermission(run: Run, params: unknown): Outcome {
   const [toolCall, options] = fields(params, "toolCall", "options");
   const call = seeCall(run, toolCall, run.out.stdout);
   const title = field(toolCall, "title");
-  const offered = run.cancelled ? [] : options; // none: `cancelled`
-  const outcome = choosePermission(offered, isOfferedToolTitle(title));
-  let allowed = false; // `cancelled` allows nothing, whatever an option without an id says
-  if (outcome.outcome === "selected") {
-    const chosen = list(options).find((o) => field(o, "optionId") === outcome.optionId);
-    allowed = `${field(chosen, "kind")}`.startsWith("allow");
-  }
+  const outcome = choosePermission(run.cancelled ? [] : options, isOfferedToolTitle(title));
+  // `cancelled` chooses nothing, not even an option without an id.
+  const chosen = (o: unknown) => "optionId" in outcome && field(o, "optionId") === outcome.optionId;
+  const allowed = `${field(list(options).find(chosen), "kind")}`.startsWith("allow");
   run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
   if (!allowed) {
     run.refused = true;
@@ -168,24 +165,21 @@ const TOPICS: Record<Topic, ReturnType<typeof fact>> = {
 };
 /** A topic of `host_info`. */
 export type Topic = "os" | "cpu" | "memory" | "uptime";
-// Read once, as calls may come many times a second: the kernel release (`Deno.osRelease()` reads
-// a file), the host name and the CPU model do not change under a running client.
+// Read once, as calls may come many times a second and these do not change under a running
+// client: the kernel release (`Deno.osRelease()` reads a file), the host name, and the CPU model,
+// which Deno has no API for; `node:os`, a Node layer only this topic needs, loads on first use.
 const OS_TEXT = once(() => {
   const { os, arch } = Deno.build;
   return `${osName(os)} ${Deno.osRelease()} (${os}/${arch}), host name ${Deno.hostname()}`;
 });
-// Deno has no API for the CPU model. `node:os` has, and brings a Node layer only this topic needs:
-// it is loaded on the first call, not when the client starts.
-const CPU_MODEL = once(() => {
-  const { cpus } = process.getBuiltinModule("node:os");
-  return cpus()[0]?.model.trim() || "unknown CPU";
-});
+const CPU_MODEL = once(() =>
+  process.getBuiltinModule("node:os").cpus()[0]?.model.trim() || "unknown CPU"
+);
 /** Runs `host_info` for a topic its schema has checked; what it cannot say is an error result. */
 export function hostInfo(topic: Topic): ToolResult {
   const { needs, allowed, read } = TOPICS[topic];
-  if (!allowed()) { // a --allow-sys name not given: asked first, so that Deno never prompts
-    return toolText(`host_info needs --allow-sys=${needs.join(",")} to report ${topic}`, true);
-  }
+  const missing = `host_info needs --allow-sys=${needs.join(",")} to report ${topic}`;
+  if (!allowed()) return toolText(missing, true); // asked first, so that Deno never prompts
   try {
     return toolText(read());
   } catch (error) {
@@ -194,8 +188,7 @@ export function hostInfo(topic: Topic): ToolResult {
 }
 /** The display name of a `Deno.build.os` value: `darwin` is macOS, others are capitalised. */
 export function osName(os: string): string {
-  const known: Record<string, string> = { linux: "Linux", darwin: "macOS", windows: "Windows" };
-  return known[os] ?? os.charAt(0).toUpperCase() + os.slice(1);
+  return os === "darwin" ? "macOS" : os.charAt(0).toUpperCase() + os.slice(1);
 }
 /** A size in bytes as GiB with one decimal: `15.8 GiB`. */
 export function gib(bytes: number): string {
@@ -247,31 +240,24 @@ export async function main(argv: readonly string[]): Promise<number> {
     graceful = true;
   } catch (error) {
     code = error instanceof ClientError ? error.exitCode : 1;
-    reportFailure(out, argv, error, code);
+    if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
+    const message = errorText(error);
+    if (message) out.note(`error: ${message}`);
+    if (error instanceof ClientError && error.usage) out.note(USAGE);
+    // A script is told why, even of a usage error: --json among the options, before any `--`.
+    const own = ownArguments(argv);
+    if (own.find((arg) => arg === "--" || arg === "--json") === "--json") out.json = true;
+    out.record({ error: { message: message || "interrupted", exitCode: code } });
   }
   out.waitFor(undefined);
   // After a turn that ended, cancelled or not, or at the -i prompt: how to come back to it.
-  const interrupted = [124, 130, 143].includes(code) && run?.stage === "question";
-  if ((code === 0 || interrupted) && run?.sessionId) {
-    out.log(`continue with: --resume ${run.sessionId}`);
-  }
+  const resumable = code === 0 || ([124, 130, 143].includes(code) && run?.stage === "question");
+  if (resumable && run?.sessionId) out.log(`continue with: --resume ${run.sessionId}`);
   if (run) await endMm(run, graceful);
   const unlogged = run?.connection.unlogged();
   if (unlogged) out.note(`[client] ${unlogged} more bad frames from mm were not logged`);
   out.flush();
   return code;
-}
-/** A failed run's `error: …` line, the usage after a usage error; with `--json`, a line too. */
-function reportFailure(out: Output, argv: readonly string[], error: unknown, code: number): void {
-  if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
-  const message = errorText(error);
-  if (message) out.note(`error: ${message}`);
-  if (error instanceof ClientError && error.usage) out.note(USAGE);
-  // A script is told why, even of a usage error: --json among the options, before any `--`.
-  const options = ownArguments(argv);
-  const end = options.indexOf("--");
-  if (options.slice(0, end === -1 ? undefined : end).includes("--json")) out.json = true;
-  out.record({ error: { message: message || "interrupted", exitCode: code } });
 }
 
 /** One run: mm, the connection, where the exchange stands; `failed` rejects to end it early. */
@@ -290,17 +276,14 @@ class Run {
   textBreak = false; // the next text starts a line: it follows a tool call or a block
   readonly child: Deno.ChildProcess;
   readonly connection: Connection;
-  readonly log: MmLog;
-  readonly failed: Promise<never>;
+  readonly log: ReturnType<typeof forwardLog>;
   fail!: (error: ClientError) => void;
-
+  readonly failed = new Promise<never>((_, reject) => this.fail = reject);
   constructor(readonly options: Options, readonly out: Output, agentFile: string) {
     const fromEnv = readEnv("MM_BIN") || undefined; // set but empty is unset
-    let namedBy: string | undefined;
+    let namedBy = fromEnv ? "MM_BIN" : undefined;
     if (options.mm) namedBy = "--mm";
-    else if (fromEnv) namedBy = "MM_BIN";
     this.child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, namedBy);
-    this.failed = new Promise<never>((_, reject) => this.fail = reject);
     this.failed.catch(() => {}); // read where it matters, in ask()
     this.connection = new Connection(this);
     this.log = forwardLog(this.child, out);
@@ -308,9 +291,8 @@ class Run {
       this.fail(new ClientError(`cannot write the conversation: ${errorText(e)}`));
     this.child.status.then((status) => this.#exited(status));
     Deno.addSignalListener("SIGINT", () => interrupt(this, "SIGINT"));
-    if (Deno.build.os !== "windows") { // Windows has no SIGTERM: Deno refuses the listener
-      Deno.addSignalListener("SIGTERM", () => interrupt(this, "SIGTERM"));
-    }
+    const windows = Deno.build.os === "windows"; // no SIGTERM there: Deno refuses the listener
+    if (!windows) Deno.addSignalListener("SIGTERM", () => interrupt(this, "SIGTERM"));
   }
   /** mm exited: once its last frames and log lines are read, the run ends, naming what mm left. */
   async #exited({ code, signal }: Deno.CommandStatus): Promise<void> {
@@ -341,21 +323,19 @@ function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildPro
     if (reason === "not found" && here && attempt(() => Deno.statSync(mm).isFile, false)) {
       reason = `not found on PATH (for the file in this folder: ./${mm})`;
     }
-    if (!namedBy && !granted({ name: "env", variable: "MM_BIN" })) {
-      reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
-    }
+    const unreadable = !namedBy && !granted({ name: "env", variable: "MM_BIN" });
+    if (unreadable) reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
     let next = "Install mini-me or set MM_BIN / --mm";
     if (namedBy) next = `${namedBy} names it: check that path`;
     throw new ClientError(`cannot start mm (${mm}): ${reason}. ${next}.`, 127);
   }
 }
 /** mm's stderr, passed on byte for byte, whole lines as they come; `release()`: an unended one. */
-function forwardLog(child: Deno.ChildProcess, out: Output): MmLog {
-  let held: Uint8Array[] = [];
+function forwardLog(child: Deno.ChildProcess, out: Output) {
+  const held: Uint8Array[] = []; // the start of a line mm has not ended yet
   let size = 0;
   const release = (...more: Uint8Array[]) => {
-    for (const part of [...held, ...more]) out.put(out.stderr, part);
-    held = [];
+    for (const part of [...held.splice(0), ...more]) out.put(out.stderr, part);
     size = 0;
   };
   const read = async () => {
@@ -370,10 +350,8 @@ function forwardLog(child: Deno.ChildProcess, out: Output): MmLog {
     } catch { /* mm's stderr is gone: what was read is still shown */ }
     release();
   };
-  return { ended: read(), release };
+  return { ended: read(), release }; // `ended`: once mm's stderr is closed and all shown
 }
-/** mm's log as it is passed on: `ended` settles once mm's stderr is closed and all shown. */
-type MmLog = { ended: Promise<void>; release(): void };
 
 /** The whole conversation: `initialize`, a session, then one turn per question. */
 async function converse(run: Run): Promise<number> {
@@ -381,9 +359,8 @@ async function converse(run: Run): Promise<number> {
   out.waitFor("mm");
   const init = await ask(run, "initialize", initializeParams(!!options.request), options.seconds);
   const version = JSON.stringify(field(init, "protocolVersion"));
-  if (version !== "1") {
-    throw new ClientError(`mm speaks ACP protocol version ${version}; this client speaks 1`);
-  }
+  const mismatch = `mm speaks ACP protocol version ${version}; this client speaks 1`;
+  if (version !== "1") throw new ClientError(mismatch);
   const capabilities = field(init, "agentCapabilities");
   if (options.sessions) return showSessions(run, await listSessions(run, capabilities));
   if (options.continue) options.resume = latestSession(await listSessions(run, capabilities));
@@ -455,9 +432,8 @@ async function openSession(run: Run, capabilities: unknown): Promise<void> {
     return run.out.log(`${opened} ${run.sessionId}`);
   }
   const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
-  if (!resumes && field(capabilities, "loadSession") !== true) {
-    throw new ClientError("mm can neither resume nor load sessions; --resume needs one of them");
-  }
+  const neither = "mm can neither resume nor load sessions; --resume needs one of them";
+  if (!resumes && field(capabilities, "loadSession") !== true) throw new ClientError(neither);
   run.sessionId = options.resume;
   run.replaying = !resumes;
   await ask(run, resumes ? "session/resume" : "session/load", params, options.seconds);
@@ -522,20 +498,18 @@ async function* stdinLines(): AsyncGenerator<string> {
 }
 /** `-`: the question is all of stdin (at a terminal, after a hint); empty: the default one. */
 async function questionFromStdin(out: Output): Promise<string> {
-  if (Deno.stdin.isTerminal()) {
-    out.note("[client] reading the question from stdin; end it with Ctrl-D");
-  }
+  const hint = "[client] reading the question from stdin; end it with Ctrl-D";
+  if (Deno.stdin.isTerminal()) out.note(hint);
   return (await Array.fromAsync(stdinLines())).join("\n").trim() || DEFAULT_QUESTION;
 }
 /** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
 async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
-  const { out } = run;
   const atTerminal = Deno.stdin.isTerminal();
   for (;;) {
-    if (atTerminal) out.print(out.stderr, "> ");
+    if (atTerminal) run.out.print(run.out.stderr, "> ");
     const next = await Promise.race([lines.next(), run.failed]);
-    out.stderr.open = false; // the person's Enter ended the prompt's line
-    if (next.done && atTerminal) out.print(out.stderr, "\n"); // Ctrl-D did not
+    run.out.stderr.open = false; // the person's Enter ended the prompt's line
+    if (next.done && atTerminal) run.out.print(run.out.stderr, "\n"); // Ctrl-D did not
     if (next.done || next.value.trim()) return next.value?.trim();
   }
 }
@@ -557,8 +531,16 @@ function showUpdate(run: Run, update: unknown): void {
   const to = run.replaying ? out.stderr : out.stdout;
   const style = run.replaying ? DIM : undefined;
   switch (kind) {
-    case "agent_message_chunk":
-      return showAnswerChunk(run, content, to, style);
+    case "agent_message_chunk": { // the answer as it streams; a replayed one is not this turn's
+      const text = blockText(content);
+      const isText = field(content, "type") === "text";
+      if (text === "" || (out.quiet && run.replaying)) return; // "": a chunk of only _meta
+      if (isText) run.answer += text; // a replay's comes before the turn, which starts afresh
+      if (run.textBreak && to.open && !out.quiet) out.print(to, "\n"); // on a line of its own
+      run.textBreak = !isText;
+      if (isText) return out.print(to, text, style);
+      return out.line(to, text, style);
+    }
     case "agent_thought_chunk":
       if (!options.verbose) return;
       if (field(content, "type") === "text") return out.print(out.stderr, blockText(content), DIM);
@@ -573,18 +555,6 @@ function showUpdate(run: Run, update: unknown): void {
       if (!options.verbose || !isObject(update) || !Object.hasOwn(DETAILS, String(kind))) return;
       for (const line of DETAILS[String(kind)](update)) out.note(line, DIM);
   }
-}
-/** A piece of the agent's answer, as it streams; a replayed one is not this turn's answer. */
-function showAnswerChunk(run: Run, content: unknown, to: Stream, style?: number): void {
-  const { out } = run;
-  const text = blockText(content);
-  const isText = field(content, "type") === "text";
-  if (text === "" || (out.quiet && run.replaying)) return; // "": a chunk that only carries _meta
-  if (isText) run.answer += text; // a replay's comes before the turn, which starts afresh
-  if (run.textBreak && to.open && !out.quiet) out.print(to, "\n"); // on a line of its own
-  run.textBreak = !isText;
-  if (isText) out.print(to, text, style);
-  else out.line(to, text, style);
 }
 /** What `--verbose` shows of the updates that are not the conversation: plans, usage, settings. */
 const DETAILS: Record<string, (update: Record<string, unknown>) => string[]> = {
@@ -605,7 +575,6 @@ const DETAILS: Record<string, (update: Record<string, unknown>) => string[]> = {
     list(configOptions).map((o) => `config: ${field(o, "id")} = ${field(o, "currentValue")}`),
 };
 
-/** A tool call as shown: its title, its content lines, its `rawOutput`, whether it is done. */
 type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
 /** A tool call or its update: its title, its state, the content lines not shown yet. */
 function showToolCall(run: Run, update: unknown, to: Stream, style?: number): void {
@@ -662,15 +631,10 @@ function contentLines(item: unknown): string[] {
 /** A diff's size, `+2 −1`: the lines of `newText` not matched by one of `oldText` are added. */
 function diffSize(diff: unknown): string {
   const [before, after] = fields(diff, "oldText", "newText").map((t) => textLines(`${t ?? ""}`));
-  const unmatched = new Map<string, number>(); // lines of `before`, by how many are left
-  for (const line of before) unmatched.set(line, (unmatched.get(line) ?? 0) + 1);
-  let kept = 0;
-  for (const line of after) {
-    const left = unmatched.get(line) ?? 0;
-    if (left === 0) continue;
-    unmatched.set(line, left - 1);
-    kept++;
-  }
+  const surplus = new Map<string, number>(); // of each line, how many more `before` has
+  for (const line of before) surplus.set(line, (surplus.get(line) ?? 0) + 1);
+  for (const line of after) surplus.set(line, (surplus.get(line) ?? 0) - 1);
+  const kept = before.length - [...surplus.values()].reduce((sum, n) => sum + Math.max(n, 0), 0);
   return `+${after.length - kept} −${before.length - kept}`;
 }
 /** A text's lines at `\n` or `\r\n`; a last line end adds no line, and "" has none. */
@@ -701,22 +665,19 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
   const code = signal === "SIGINT" ? 130 : 143;
   if (run.stage !== "turn") return killMm(run, code);
   if (!run.cancelled) return cancelTurn(run, code);
-  run.out.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
-  killMm(run, run.cancelled.code);
+  killMm(run, run.cancelled.code, `second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
 }
 /** Cancels the turn: `session/cancel`, and mm is killed if it does not end the turn in time. */
 function cancelTurn(run: Run, code: number, why?: string): void {
   run.out.log("cancelling…");
   run.connection.notify("session/cancel", { sessionId: run.sessionId });
   run.out.waitFor("mm to end the turn");
-  const late = () => {
-    run.out.log("mm did not answer the cancellation in time; killing it");
-    killMm(run, code);
-  };
+  const late = () => killMm(run, code, "mm did not answer the cancellation in time; killing it");
   run.cancelled = { code, why, stopTimer: after(CANCEL_GRACE_MS, late) };
 }
-/** Kills mm now, group and all, and ends the run with `code`. */
-function killMm(run: Run, code: number): void {
+/** Kills mm now, group and all (first logging `saying`, if any), and ends the run with `code`. */
+function killMm(run: Run, code: number, saying?: string): void {
+  if (saying) run.out.log(saying);
   killGroup(run.child);
   run.fail(new ClientError(run.cancelled?.why ?? "", code));
 }
@@ -726,13 +687,11 @@ function killMm(run: Run, code: number): void {
  */
 function watchSilence(run: Run): () => void {
   const ms = (run.options.turnSeconds ?? Infinity) * 1000;
+  const why = `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`;
   const check = () => {
-    const silent = run.connection.silentFor();
-    if (silent < ms) {
-      stopTimer = after(ms - silent, check); // the rest of the silence, from mm's last frame
-    } else if (!run.cancelled) {
-      cancelTurn(run, 124, `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`);
-    }
+    const rest = ms - run.connection.silentFor(); // of the silence, from mm's last frame
+    if (rest > 0) stopTimer = after(rest, check);
+    else if (!run.cancelled) cancelTurn(run, 124, why);
   };
   let stopTimer = after(ms, check);
   return () => stopTimer();
@@ -759,16 +718,15 @@ export async function killGroup(child: Deno.ChildProcess): Promise<void> {
 }
 
 // ─── 6. Output: the conversation, diagnostics, the progress line ─────────────
-/** ANSI styles. */
-const DIM = 2;
+const DIM = 2; // ANSI styles
 const RED = 31;
 const ENCODER = new TextEncoder();
 /** stdout or stderr: a terminal or not, in colour or not, its last line open, its reader gone. */
-function stream(file: typeof Deno.stdout) {
+function stream(file: typeof Deno.stdout, fd: number) {
   const terminal = file.isTerminal();
   // no-color.org: no colour when NO_COLOR is set and not empty; a dumb terminal has none.
   const colour = terminal && !readEnv("NO_COLOR") && readEnv("TERM") !== "dumb";
-  return { file, terminal, colour, open: false, gone: false };
+  return { file, fd, terminal, colour, open: false, gone: false };
 }
 type Stream = ReturnType<typeof stream>;
 /**
@@ -776,22 +734,19 @@ type Stream = ReturnType<typeof stream>;
  * one is ended before the other writes. A tick's output goes out in one write per stream, in order.
  */
 class Output {
-  readonly stdout = stream(Deno.stdout);
-  readonly stderr = stream(Deno.stderr);
+  readonly stdout = stream(Deno.stdout, 1);
+  readonly stderr = stream(Deno.stderr, 2);
   readonly progress = this.stderr.terminal && readEnv("TERM") !== "dumb"; // can erase a line
   quiet = false; // --quiet: stdout is the answer text alone, and no `[client]` progress lines
   json = false; // --json: stdout is JSON lines, written by record(), and nothing else
   onFailure: (error: unknown) => void = () => {}; // stdout cannot be written, and not for EPIPE
   #waiting?: { label: string; since: number; drawn: boolean };
   #queue: [Stream, string | Uint8Array][] = [];
-
   constructor() { // the progress line redraws itself (its seconds, its width) on a timer
     if (this.progress) Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
   }
   /** Whether both streams reach the same terminal, pipe or file: asked once, when it matters. */
-  readonly shared = once(() =>
-    sameStream(describeStream(this.stdout, 1), describeStream(this.stderr, 2))
-  );
+  readonly shared = once(() => sameStream(streamFacts(this.stdout), streamFacts(this.stderr)));
   /** A `[client] …` progress line on stderr (not with `--quiet`). */
   log(text: string): void {
     if (!this.quiet) this.note(`[client] ${text}`);
@@ -810,8 +765,7 @@ class Output {
   print(to: Stream, text: string, style?: number): void {
     if (to === this.stdout && this.json) return; // stdout has only what record() writes
     const shown = to.terminal ? showControls(text) : text;
-    const styled = (line: string) => `\x1b[${style}m${line}\x1b[0m`;
-    this.put(to, to.colour && style ? shown.replace(/[^\n]+/g, styled) : shown);
+    this.put(to, to.colour && style ? shown.replace(/[^\n]+/g, `\x1b[${style}m$&\x1b[0m`) : shown);
   }
   /** With `--json`, one line on stdout; C1 controls escaped too, so a terminal shows it as is. */
   record(value: unknown): void {
@@ -889,9 +843,9 @@ export function sameStream(out: StreamFacts, err: StreamFacts): boolean {
   return !!out.ino && out.ino === err.ino && out.dev === err.dev;
 }
 /** A stream's facts; a file's inode is `node:fs`'s (Deno has no API), loaded only when needed. */
-function describeStream(stream: Stream, fd: number): StreamFacts {
+function streamFacts(stream: Stream): StreamFacts {
   if (stream.terminal) return { terminal: true };
-  const stat = attempt(() => process.getBuiltinModule("node:fs").fstatSync(fd), undefined);
+  const stat = attempt(() => process.getBuiltinModule("node:fs").fstatSync(stream.fd), undefined);
   return { terminal: false, dev: stat?.dev, ino: stat?.ino };
 }
 /** Characters a terminal shows two columns wide: East Asian scripts, most emoji. */
@@ -966,11 +920,10 @@ export class LineReader {
     if (bytes.length > 0) this.#parts.push(bytes); // kept, not copied: each read is a new chunk
     this.#length += bytes.length;
     const ending = this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0; // a last `\r` may be half of `\r\n`
-    if (this.#length - ending > this.limit) {
-      this.#parts = [];
-      this.#length = 0;
-      throw new LineTooLongError(this.limit);
-    }
+    if (this.#length - ending <= this.limit) return;
+    this.#parts = [];
+    this.#length = 0;
+    throw new LineTooLongError(this.limit);
   }
   #take(): string {
     let bytes = this.#parts.length === 1 ? this.#parts[0] : new Uint8Array(this.#length);
@@ -996,10 +949,7 @@ export type Frame =
   | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
   | { kind: "blank" }
   | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
-/**
- * Classifies one line: a request, a notification, a response, a blank line, or a bad frame and its
- * reply: `-32700` for a line that is not JSON, `-32600` for a batch or any other non-frame.
- */
+/** Classifies a line; a bad one is answered `-32700` if not JSON, else `-32600` (a batch too). */
 export function parseFrame(line: string): Frame {
   if (line.trim() === "") return { kind: "blank" };
   const bad = (id: RpcId, code: number, message: string): Frame => {
@@ -1033,9 +983,8 @@ const BAD_FRAMES_IN_A_ROW = 1000;
 const MAX_UNWRITTEN = 1024 * 1024;
 const CANCELLED = { error: { code: -32800, message: "Request cancelled" } };
 /**
- * JSON-RPC over mm's pipes: writing frames (a tick's in one write), reading them (a chunk's lines
- * at once, paused while answers pile up unwritten), and answering mm's requests (now, when a
- * promise settles, or `-32800` if mm cancels). Notifications go to `notified()`.
+ * JSON-RPC over mm's pipes: writing frames (a tick's in one write), reading them (paused while
+ * answers pile up unwritten), and answering mm's requests. Notifications go to `notified()`.
  */
 class Connection {
   /** Settles when mm's stdout has ended and each frame on it was handled. */
@@ -1245,12 +1194,9 @@ export function parseCommandLine(argv: readonly string[]): Options {
 function readArguments(args: string[]): { values: OptionValues; words: string } {
   const values: Record<string, string | boolean> = { timeout: "30" }; // its default
   const words: string[] = [];
-  for (let i = 0; i < args.length; i++) {
+  const end = args.includes("--") ? args.indexOf("--") : args.length; // `--` is never a value
+  for (let i = 0; i < end; i++) {
     const arg = args[i];
-    if (arg === "--") {
-      words.push(...args.slice(i + 1));
-      break;
-    }
     if (arg === "-" || !arg.startsWith("-")) {
       words.push(arg);
       continue;
@@ -1273,6 +1219,7 @@ function readArguments(args: string[]): { values: OptionValues; words: string } 
       values[name] = value ?? true;
     }
   }
+  words.push(...args.slice(end + 1));
   return { values, words: words.join(" ").trim() };
 }
 /** The option typed as `--name` or `-l`, if there is one. */
@@ -1284,18 +1231,13 @@ function optionNamed(rawName: string): OptionName | undefined {
   return undefined;
 }
 /** The client's own arguments: a first `--`, which `deno task` passes on, is dropped. */
-function ownArguments(argv: readonly string[]): string[] {
-  return argv[0] === "--" ? argv.slice(1) : [...argv];
-}
+const ownArguments = (argv: readonly string[]) => argv[0] === "--" ? argv.slice(1) : [...argv];
 /** A usage error: its message, then the usage; exit 2. */
-function usageError(message: string): ClientError {
-  return new ClientError(message, 2, true);
-}
+const usageError = (message: string) => new ClientError(message, 2, true);
 /** An option this client does not have, and the long one it may be a typo of (`--tiemout`). */
 function unknownOption(rawName: string): string {
-  const typed = rawName.slice(2);
-  const long = rawName.startsWith("--") && typed.length >= 3;
-  const meant = long && Object.keys(OPTIONS).find((name) => oneEditApart(typed, name));
+  const typed = rawName.slice(2); // "" for `-x`: a name under 3 characters is not guessed at
+  const meant = Object.keys(OPTIONS).find((name) => typed.length >= 3 && oneEditApart(typed, name));
   if (meant) return `unknown option ${rawName}; did you mean --${meant}?`;
   return `unknown option ${rawName}`;
 }
@@ -1325,19 +1267,12 @@ function secondsOf(name: string, text: string): number {
 /** Whether one character added, left out, replaced, or two neighbours swapped make `a` into `b`. */
 function oneEditApart(a: string, b: string): boolean {
   if (a === b || Math.abs(a.length - b.length) > 1) return false;
-  let same = 0; // how many characters the two start with alike
-  while (a[same] === b[same]) same++;
-  const restA = a.slice(same);
-  const restB = b.slice(same);
-  if (restA.slice(1) === restB.slice(1) || restA.slice(1) === restB) return true;
-  if (restA === restB.slice(1)) return true;
-  return restA[0] === restB[1] && restA[1] === restB[0] && restA.slice(2) === restB.slice(2);
+  if (a[0] === b[0]) return oneEditApart(a.slice(1), b.slice(1)); // alike so far: look further on
+  if (a.slice(1) === b.slice(1) || a.slice(1) === b || a === b.slice(1)) return true;
+  return a[0] === b[1] && a[1] === b[0] && a.slice(2) === b.slice(2);
 }
 
-/**
- * Finds and reads the agent file, in the current folder, else next to `client.ts`; an empty file,
- * or one with only comments, has no keys, as mm reads it. Throws a `ClientError` naming the file.
- */
+/** Reads the agent file, in the current folder or else next to `client.ts`; its errors name it. */
 async function readAgentFile(name: string, given: boolean) {
   const here = import.meta.dirname;
   const places = here && !/^([/\\]|[A-Za-z]:)/.test(name) ? [name, `${here}/${name}`] : [name];
@@ -1358,8 +1293,7 @@ async function readAgentFile(name: string, given: boolean) {
     if (document != null && !isObject(document)) throw problem("is not a YAML mapping of keys");
     const tools = field(field(document, "acp"), "clientTools");
     const [enabled, discovery] = fields(tools, "enabled", "discovery");
-    const config = { enabled: enabled !== false, discovery: String(discovery ?? "meta") };
-    return { path, config };
+    return { path, config: { enabled: enabled !== false, discovery: String(discovery ?? "meta") } };
   }
   const hint = given ? "" : " (run from the project folder or pass --agent)";
   throw new ClientError(`agent file not found: ${name}${hint}`, 2);
@@ -1419,9 +1353,8 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
   if (!config.enabled) return [`${sets}.enabled: false; mm will ignore ${TOOL_NAMES}`];
   const announced = request ? "request" : "meta";
   if (config.discovery === announced || !["meta", "request"].includes(config.discovery)) return [];
-  const then = request
-    ? `mm will not see ${TOOL_NAMES}`
-    : "mm will ask for the list, and the client answers it";
+  let then = "mm will ask for the list, and the client answers it";
+  if (request) then = `mm will not see ${TOOL_NAMES}`;
   return [`${sets}.discovery: ${config.discovery}, but the client announces ${announced}; ${then}`];
 }
 
@@ -1460,19 +1393,16 @@ function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
     return `duplicate tool name "${name}": entry ${sameName} (${before[sameName].name}) has it`;
   }
   const sameMethod = before.findIndex((other) => other.method === method);
-  if (sameMethod >= 0) {
-    const other = before[sameMethod].name;
-    return `method "${method}" is entry ${sameMethod}'s (${other}) too; calls are dispatched by it`;
-  }
-  return undefined;
+  if (sameMethod === -1) return undefined;
+  const owner = before[sameMethod].name;
+  return `method "${method}" is entry ${sameMethod}'s (${owner}) too; calls are dispatched by it`;
 }
 /**
  * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
  * `[A-Za-z0-9]` is `_`, a run of `_` one, leading and trailing `_` go: `client_open_buffers`.
  */
 export function modelName(name: string): string {
-  const word = name.replace(/[^A-Za-z0-9]/g, "_").replace(/_+/g, "_").replace(/^_|_$/g, "");
-  return `client_${word}`;
+  return `client_${name.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_|_$/g, "")}`;
 }
 
 /**
@@ -1521,16 +1451,12 @@ const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolea
   ["object", { words: "an object", test: (value) => isObject(value) }],
   ["null", { words: "null", test: (value) => value === null }],
 ]);
-/** A value as JSON, cut to 40 characters, for an error text. */
 const preview = (value: unknown) => JSON.stringify(value).slice(0, 40);
 
 // ─── Helpers ─────────────────────────────────────────────────────────────────
-/** The longest delay a timer takes (about 24.8 days); a longer timeout never fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 // Used only once the module has loaded, so written as constants.
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-/** `value` when it is an array, else an empty one. */
 const list = (value: unknown): unknown[] => Array.isArray(value) ? value : [];
 /** `value[key]` when `value` is an object, else `undefined`; `fields()`, of several keys. */
 const field = (value: unknown, key: string): unknown => isObject(value) ? value[key] : undefined;
@@ -1542,21 +1468,18 @@ const granted = (descriptor: Deno.PermissionDescriptor) =>
 /** An environment variable; one the run may not read counts as unset. */
 const readEnv = (name: string) =>
   granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined;
-/** Settles after `ms`. */
 const delay = (ms: number) => new Promise<undefined>((done) => after(ms, () => done(undefined)));
 /**
- * Calls `fire` in `ms` (never past {@linkcode MAX_TIMER_MS}), unless the function it returns is
- * called first. It is the web's own timer: Deno's global `setTimeout` and `clearTimeout` are
- * Node's, and loading them costs a tenth of a start. A timer stopped still holds the event loop
- * until its time, which does not matter here: the client ends with `Deno.exit()`.
+ * Calls `fire` in `ms`, unless the function it returns is called first. The web's own timer: Deno's
+ * global `setTimeout` and `clearTimeout` are Node's, whose loading costs a tenth of a start. A
+ * stopped timer holds the event loop until its time: no matter, the client ends with `Deno.exit()`.
  */
 function after(ms: number, fire: () => void): () => void {
-  if (ms > MAX_TIMER_MS) return () => {};
+  if (ms > 2 ** 31 - 1) return () => {}; // longer than a timer can wait (24.8 days): never fires
   const signal = AbortSignal.timeout(ms);
   signal.addEventListener("abort", fire);
   return () => signal.removeEventListener("abort", fire);
 }
-
 /** What `run()` returns, or `otherwise` when it throws. */
 function attempt<T, U>(run: () => T, otherwise: U): T | U {
   try {
