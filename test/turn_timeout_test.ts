@@ -66,6 +66,28 @@ Deno.test("--turn-timeout: the timer ends with its turn: nothing fires at the -i
   assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
 });
 
+Deno.test("--turn-timeout: a timer set again in a long turn ends with it too: nothing fires at the -i prompt", async () => {
+  // The answer streams in pieces 400 ms apart for about 1.6 s: the 1 s check finds mm talking and
+  // sets the timer again, and that timer, not only the first, must end with the turn.
+  const started = performance.now();
+  const client = startClient({
+    args: ["-i", "--turn-timeout", "1", "How much memory?"],
+    env: { MM_SIM_STREAM_MS: "400" },
+    stdin: "open",
+  });
+  await client.waitForStdout("[end_turn]", 20_000);
+  assert.ok(performance.now() - started > 1500, "the turn was too short to set the timer again");
+  await sleep(2500); // past the timer set again, at the prompt
+  await client.write("And since when is it up?\n");
+  await client.waitForStdout("❓ And since when is it up?", 20_000);
+  await client.closeStdin();
+  const run = await client.done();
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.filter((line) => line === "[end_turn]").length, 2, run.stdout);
+  assert.ok(!run.stderr.includes("cancelling"), run.stderr);
+  assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
+});
+
 Deno.test("--turn-timeout: mm that keeps sending updates for longer than the timeout is not cut, each gap shorter than it", async () => {
   // Under a 4 s timeout, gaps of 1 s and 3 s, for 5 s: the silence is counted from the last update
   // (a client that cut after half the timeout, or timed the whole turn, would cut at 4 s).
