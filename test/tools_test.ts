@@ -71,6 +71,13 @@ Deno.test("host_info: writes uptime in days, hours and minutes with the UTC star
   );
   assert.equal(describeUptime(42, now), "up 0 minutes (since 2026-11-30 12:12 UTC)");
   assert.equal(describeUptime(3600 * 2, now), "up 2 hours, 0 minutes (since 2026-11-30 10:13 UTC)");
+  // At the boundaries: an hour exactly has its hour, a day exactly its day.
+  assert.equal(describeUptime(3599, now), "up 59 minutes (since 2026-11-30 11:13 UTC)");
+  assert.equal(describeUptime(3600, now), "up 1 hour, 0 minutes (since 2026-11-30 11:13 UTC)");
+  assert.equal(
+    describeUptime(86400, now),
+    "up 1 day, 0 hours, 0 minutes (since 2026-11-29 12:13 UTC)",
+  );
 });
 
 /** host_info's entry in TOOLS (a copier may have added others after it). */
