@@ -223,9 +223,9 @@ Deno.test("agent file: one that contradicts the run is warned about, either way"
   ]);
 });
 
-/** A small random number generator, seeded, so that a failure can be run again. */
-function randomFrom(seed: number): (n: number) => number {
-  let state = seed;
+/** A small random number generator from a fixed start, so that a failure can be run again. */
+function randomFrom(start: number): (n: number) => number {
+  let state = start;
   return (n) => {
     state = (state * 1103515245 + 12345) % 2 ** 31;
     return Math.floor((state / 2 ** 31) * n); // the high bits: the low ones repeat soon
