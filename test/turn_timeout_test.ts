@@ -49,17 +49,29 @@ Deno.test("--turn-timeout: the silence is counted from mm's last frame, also whe
   assert.equal(run.code, 124, run.stderr);
 });
 
-Deno.test("--turn-timeout: the timer ends with its turn: nothing fires at the -i prompt or in the next turn", async () => {
+/**
+ * A first turn under a 1 s `--turn-timeout` (with the stand-in's `env`), `idleMs` at the `-i`
+ * prompt, then a second question; the run, and how long the first turn took.
+ */
+async function idleAtThePrompt(env: Record<string, string>, idleMs: number) {
   const client = startClient({
     args: ["-i", "--turn-timeout", "1", "How much memory?"],
+    env,
     stdin: "open",
   });
-  await client.waitForStdout("[end_turn]");
-  await sleep(2000); // twice the timeout, at the prompt
+  await client.waitForStdout("❓ How much memory?", 20_000);
+  const asked = performance.now();
+  await client.waitForStdout("[end_turn]", 20_000);
+  const firstTurnMs = performance.now() - asked;
+  await sleep(idleMs);
   await client.write("And since when is it up?\n");
-  await client.waitForStdout("❓ And since when is it up?");
+  await client.waitForStdout("❓ And since when is it up?", 20_000);
   await client.closeStdin();
-  const run = await client.done();
+  return { run: await client.done(), firstTurnMs };
+}
+
+Deno.test("--turn-timeout: the timer ends with its turn: nothing fires at the -i prompt or in the next turn", async () => {
+  const { run } = await idleAtThePrompt({}, 2000); // twice the timeout, at the prompt
   assert.equal(run.code, 0, run.stderr);
   assert.equal(run.out.filter((line) => line === "[end_turn]").length, 2, run.stdout);
   assert.ok(!run.stderr.includes("mm sent nothing"), run.stderr);
@@ -67,21 +79,10 @@ Deno.test("--turn-timeout: the timer ends with its turn: nothing fires at the -i
 });
 
 Deno.test("--turn-timeout: a timer set again in a long turn ends with it too: nothing fires at the -i prompt", async () => {
-  // The answer streams in pieces 400 ms apart for about 1.6 s: the 1 s check finds mm talking and
-  // sets the timer again, and that timer, not only the first, must end with the turn.
-  const started = performance.now();
-  const client = startClient({
-    args: ["-i", "--turn-timeout", "1", "How much memory?"],
-    env: { MM_SIM_STREAM_MS: "400" },
-    stdin: "open",
-  });
-  await client.waitForStdout("[end_turn]", 20_000);
-  assert.ok(performance.now() - started > 1500, "the turn was too short to set the timer again");
-  await sleep(2500); // past the timer set again, at the prompt
-  await client.write("And since when is it up?\n");
-  await client.waitForStdout("❓ And since when is it up?", 20_000);
-  await client.closeStdin();
-  const run = await client.done();
+  // The answer streams in four pieces 600 ms apart: the 1 s check finds mm talking and sets the
+  // timer again, and that timer, not only the first, must end with the turn.
+  const { run, firstTurnMs } = await idleAtThePrompt({ MM_SIM_STREAM_MS: "600" }, 2500);
+  assert.ok(firstTurnMs > 1200, `a turn of ${firstTurnMs} ms did not outlast the timeout`);
   assert.equal(run.code, 0, run.stderr);
   assert.equal(run.out.filter((line) => line === "[end_turn]").length, 2, run.stdout);
   assert.ok(!run.stderr.includes("cancelling"), run.stderr);
