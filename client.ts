@@ -13,6 +13,9 @@
  * @module
  */
 
+import { parseArgs } from "node:util";
+import { loadAll as loadAllYaml, YAMLException } from "npm:js-yaml@^5.5.0";
+
 /** The client's version, sent as `clientInfo.version` and printed by `--version`. */
 export const VERSION = "0.3.0";
 
@@ -221,17 +224,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   let code = 1;
   let graceful = false; // the conversation ended: mm may exit in its own time
   try {
-    const broken = checkTools(TOOLS);
-    if (broken) throw new ClientError(broken, 2);
     const options = parseCommandLine(argv);
     if (options.help || options.version) {
       out.print(out.stdout, `${options.help ? USAGE : `host-info-client ${VERSION}`}\n`);
       return 0;
     }
+    const broken = checkTools(TOOLS); // after --help: a copier with a slip can still read it
+    if (broken) throw new ClientError(broken, 2);
     out.quiet = !!options.quiet;
     out.json = !!options.json;
     const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
-    const { path, config } = await readAgentFile(agent, options.agent !== undefined);
+    const { path, config } = readAgentFile(agent, options.agent !== undefined);
     const warnings = agentFileWarnings(agent, config, !!options.request);
     for (const warning of warnings) out.note(`[client] ${warning}`);
     if (options.question === "-") options.question = await questionFromStdin(out);
@@ -1136,23 +1139,53 @@ function errorReply(error: unknown): { error: { code: number; message: string } 
 /** The default question. */
 export const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
-/** The command line's options: the value each takes (none: a flag), its letter, its help. */
+/**
+ * The command line's options, as `parseArgs` reads them (`type`, `short`, `default`), with the
+ * name of the value each takes and the help line of the usage. Adding an option is one entry.
+ */
 export const OPTIONS = {
-  request: { help: 'discovery mode "request" (default agent file: agent-request.yaml)' },
-  agent: { value: "FILE", help: "the agent file to give mm (default: agent.yaml)" },
-  mm: { value: "PATH", help: "the mm executable (default: $MM_BIN, else mm on PATH)" },
-  interactive: { short: "i", help: "more questions after the first, one per line, one session" },
-  quiet: { short: "q", help: "stdout is the answer alone; stderr has no [client] progress lines" },
-  json: { help: "stdout is JSON lines: updates, requests and answers, the result" },
-  resume: { value: "ID", help: "continue an earlier session of mm" },
-  continue: { help: "continue the most recent session of this folder" },
-  sessions: { help: "list mm's sessions and exit" },
-  trace: { help: "print every JSON-RPC frame on stderr (→ sent, ← received)" },
-  verbose: { help: "also show thoughts, plans, usage and settings on stderr" },
-  timeout: { value: "SECONDS", help: "how long to wait for mm to start a session (default 30)" },
-  "turn-timeout": { value: "SEC", help: "cancel a turn after SEC s of silence from mm (exit 124)" },
-  help: { short: "h", help: "show this help and exit" },
-  version: { help: "print the version and exit" },
+  request: {
+    type: "boolean",
+    help: 'discovery mode "request" (default agent file: agent-request.yaml)',
+  },
+  agent: { type: "string", value: "FILE", help: "the agent file to give mm (default: agent.yaml)" },
+  mm: {
+    type: "string",
+    value: "PATH",
+    help: "the mm executable (default: $MM_BIN, else mm on PATH)",
+  },
+  interactive: {
+    type: "boolean",
+    short: "i",
+    help: "more questions after the first, one per line, one session",
+  },
+  quiet: {
+    type: "boolean",
+    short: "q",
+    help: "stdout is the answer alone; stderr has no [client] progress lines",
+  },
+  json: {
+    type: "boolean",
+    help: "stdout is JSON lines: updates, requests and answers, the result",
+  },
+  resume: { type: "string", value: "ID", help: "continue an earlier session of mm" },
+  continue: { type: "boolean", help: "continue the most recent session of this folder" },
+  sessions: { type: "boolean", help: "list mm's sessions and exit" },
+  trace: { type: "boolean", help: "print every JSON-RPC frame on stderr (→ sent, ← received)" },
+  verbose: { type: "boolean", help: "also show thoughts, plans, usage and settings on stderr" },
+  timeout: {
+    type: "string",
+    value: "SECONDS",
+    default: "30",
+    help: "how long to wait for mm to start a session (default 30)",
+  },
+  "turn-timeout": {
+    type: "string",
+    value: "SEC",
+    help: "cancel a turn after SEC s of silence from mm (exit 124)",
+  },
+  help: { type: "boolean", short: "h", help: "show this help and exit" },
+  version: { type: "boolean", help: "print the version and exit" },
 } as const;
 /** An option's name: `agent`, `turn-timeout`. */
 export type OptionName = keyof typeof OPTIONS;
@@ -1172,13 +1205,13 @@ function usageLine(name: string, option: { value?: string; short?: string; help:
 }
 /** What the command line says: a flag is `true` if given, a value is as typed. */
 export type OptionValues = {
-  [name in OptionName]?: (typeof OPTIONS)[name] extends { value: string } ? string : boolean;
+  [name in OptionName]?: (typeof OPTIONS)[name] extends { type: "string" } ? string : boolean;
 };
 /** A run's options: those typed, the first question (`-`: stdin), the timeouts in seconds. */
 export type Options = OptionValues & { question?: string; seconds: number; turnSeconds?: number };
 /** The options, or a usage error (exit 2). */
 export function parseCommandLine(argv: readonly string[]): Options {
-  const { values, words } = readArguments(ownArguments(argv));
+  const { values, words } = readCommandLine(ownArguments(argv));
   const problem = combinationProblem(values, words);
   if (problem) throw usageError(problem);
   const question = words || (values.interactive ? undefined : DEFAULT_QUESTION);
@@ -1188,48 +1221,49 @@ export function parseCommandLine(argv: readonly string[]): Options {
   return { ...values, question, seconds, turnSeconds };
 }
 /**
- * The options typed and the words of the question: `--name value`, `--name=value`, `-iq` for
- * `-i -q`; `--` ends the options. A value starts with `-` only as a number (`--timeout -1`).
+ * The options typed and the words of the question, read by `parseArgs`: `--name value`,
+ * `--name=value`, `-iq` for `-i -q`; `--` ends the options. Its errors are said in the client's
+ * words, and the option at fault is found among the tokens it reads when it does not refuse.
  */
-function readArguments(args: string[]): { values: OptionValues; words: string } {
-  const values: Record<string, string | boolean> = { timeout: "30" }; // its default
-  const words: string[] = [];
-  const end = args.includes("--") ? args.indexOf("--") : args.length; // `--` is never a value
-  for (let i = 0; i < end; i++) {
-    const arg = args[i];
-    if (arg === "-" || !arg.startsWith("-")) {
-      words.push(arg);
-      continue;
-    }
-    const typed = arg.startsWith("--") ? [arg] : [...arg.slice(1)].map((letter) => `-${letter}`);
-    for (const token of typed) {
-      const equals = token.startsWith("--") ? token.indexOf("=", 3) : -1; // `--=x` is no name
-      const rawName = equals === -1 ? token : token.slice(0, equals);
-      const name = optionNamed(rawName);
-      if (name === undefined) throw usageError(unknownOption(rawName));
-      const takesValue = "value" in OPTIONS[name];
-      if (!takesValue && equals !== -1) throw usageError(`${rawName} takes no value`);
-      let value = equals === -1 ? undefined : token.slice(equals + 1);
-      const next = args[i + 1];
-      if (takesValue && value === undefined && next !== undefined && !/^-[^\d.]/.test(next)) {
-        i++;
-        value = args[i];
-      }
-      if (takesValue && value === undefined) throw usageError(`${rawName} needs a value`);
-      values[name] = value ?? true;
+function readCommandLine(args: string[]): { values: OptionValues; words: string } {
+  const config = { args, options: OPTIONS, allowPositionals: true, tokens: true } as const;
+  let parsed;
+  try {
+    parsed = parseArgs({ ...config, strict: true });
+  } catch (error) {
+    const { tokens } = parseArgs({ ...config, strict: false });
+    throw usageError(parseProblem(error, tokens));
+  }
+  // parseArgs takes no word that starts with "-" as a value, lest it swallow an option; nor does
+  // the client take a lone "-", which is the question from stdin: `--agent -` names no file.
+  for (const token of parsed.tokens) {
+    if (token.kind === "option" && token.value === "-" && !token.inlineValue) {
+      throw usageError(`${token.rawName} needs a value`);
     }
   }
-  words.push(...args.slice(end + 1));
-  return { values, words: words.join(" ").trim() };
+  return { values: parsed.values, words: parsed.positionals.join(" ").trim() };
 }
-/** The option typed as `--name` or `-l`, if there is one. */
-function optionNamed(rawName: string): OptionName | undefined {
-  for (const [name, option] of Object.entries(OPTIONS)) {
-    const letter = "short" in option ? `-${option.short}` : undefined;
-    if (rawName === `--${name}` || rawName === letter) return name as OptionName;
+/** What `parseArgs` refused (its error `code`), said of the first option it refuses for it. */
+function parseProblem(error: unknown, tokens: ArgToken[]): string {
+  const code = field(error, "code");
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const option = Object.hasOwn(OPTIONS, token.name) ? OPTIONS[token.name as OptionName] : null;
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && !option) return unknownOption(token.rawName);
+    if (code !== "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" || !option) continue;
+    const { rawName, value } = token;
+    if (option.type === "boolean" && value !== undefined) return `${rawName} takes no value`;
+    if (value === undefined) return `${rawName} needs a value`;
+    if (token.inlineValue || !value.startsWith("-")) continue;
+    // The next word starts with "-": an option, so the value is missing, or a negative number,
+    // which was meant as the value (`--timeout -1`) and is spoken of as one.
+    const number = ["timeout", "turn-timeout"].includes(token.name) && /^-[\d.]/.test(value);
+    return number ? secondsProblem(token.name, value) : `${rawName} needs a value`;
   }
-  return undefined;
+  throw error; // none the client has words for: its own message, as any other error
 }
+/** A token of `parseArgs`: an option (with its value, if any), a word, or `--`. */
+type ArgToken = NonNullable<ReturnType<typeof parseArgs>["tokens"]>[number];
 /** The client's own arguments: a first `--`, which `deno task` passes on, is dropped. */
 const ownArguments = (argv: readonly string[]) => argv[0] === "--" ? argv.slice(1) : [...argv];
 /** A usage error: its message, then the usage; exit 2. */
@@ -1245,6 +1279,7 @@ function unknownOption(rawName: string): string {
 function combinationProblem(values: Omit<Options, "question" | "seconds">, words: string) {
   const { json, quiet, resume, sessions, interactive } = values;
   if (json && quiet) return "--json and --quiet both say what stdout is: pick one";
+  if (sessions && quiet) return "--sessions lists on stdout, where --quiet writes only an answer";
   if (values.continue && resume !== undefined) {
     return "--continue and --resume both name the session: pick one";
   }
@@ -1262,8 +1297,11 @@ function combinationProblem(values: Omit<Options, "question" | "seconds">, words
 /** A number of seconds above 0, decimal (`1.5`; not `0x10`, not `-1`). */
 function secondsOf(name: string, text: string): number {
   if (/^(\d+\.?\d*|\.\d+)$/.test(text) && Number(text) > 0) return Number(text);
-  throw usageError(`--${name} takes a number of seconds above 0, got ${JSON.stringify(text)}`);
+  throw usageError(secondsProblem(name, text));
 }
+/** What is wrong with a number of seconds given for `--<name>`. */
+const secondsProblem = (name: string, text: string) =>
+  `--${name} takes a number of seconds above 0, got ${JSON.stringify(text)}`;
 /** Whether one character added, left out, replaced, or two neighbours swapped make `a` into `b`. */
 function oneEditApart(a: string, b: string): boolean {
   if (a === b || Math.abs(a.length - b.length) > 1) return false;
@@ -1273,7 +1311,7 @@ function oneEditApart(a: string, b: string): boolean {
 }
 
 /** Reads the agent file, in the current folder or else next to `client.ts`; its errors name it. */
-async function readAgentFile(name: string, given: boolean) {
+function readAgentFile(name: string, given: boolean) {
   const here = import.meta.dirname;
   const places = here && !/^([/\\]|[A-Za-z]:)/.test(name) ? [name, `${here}/${name}`] : [name];
   for (const path of places) {
@@ -1289,7 +1327,7 @@ async function readAgentFile(name: string, given: boolean) {
       if (error instanceof Deno.errors.IsADirectory) throw problem("is a directory");
       throw problem(`cannot be read: ${errorText(error)}`);
     }
-    const document = readPlainYaml(text) ?? await readYaml(text, problem);
+    const document = readYaml(text, problem);
     if (document != null && !isObject(document)) throw problem("is not a YAML mapping of keys");
     const tools = field(field(document, "acp"), "clientTools");
     const [enabled, discovery] = fields(tools, "enabled", "discovery");
@@ -1299,47 +1337,12 @@ async function readAgentFile(name: string, given: boolean) {
   throw new ClientError(`agent file not found: ${name}${hint}`, 2);
 }
 /**
- * An agent file of plain `key: value` lines, nested by indentation, read as YAML reads it; any
- * other (lists, quotes, …) is `undefined`, for js-yaml, whose loading costs an eighth of a start.
+ * An agent file's first YAML document, as mm reads it (Go's YAML): a file with none (empty, or
+ * only comments) has no keys. A mistake is named with its line.
  */
-export function readPlainYaml(text: string): Record<string, unknown> | undefined {
-  const root: Record<string, unknown> = {};
-  const open = [{ indent: 0, map: root }]; // the mappings a line may add to, innermost last
-  let empty: { indent: number; map: Record<string, unknown>; key: string } | undefined; // `key:`
-  for (const line of text.split(/\r?\n/)) {
-    if (/^ *(#.*)?$/.test(line)) continue;
-    const match = PLAIN_LINE.exec(line);
-    if (!match || /^(true|false|null)$/i.test(match[2])) return undefined; // `True:` is `true:`
-    const [, spaces, key, value] = match;
-    if (empty && spaces.length > empty.indent) { // the value of `key:` is the lines below it
-      const map = {};
-      empty.map[empty.key] = map;
-      open.push({ indent: spaces.length, map });
-    }
-    empty = undefined;
-    while (spaces.length < open[open.length - 1].indent) open.pop();
-    const { indent, map } = open[open.length - 1];
-    if (spaces.length !== indent || Object.hasOwn(map, key)) return undefined; // js-yaml says why
-    map[key] = plainScalar(value);
-    if (value === undefined) empty = { indent, map, key };
-  }
-  return root;
-}
-/** A line `readPlainYaml()` reads: indent, key, and a value of letters, digits and `_./:@+-`. */
-const PLAIN_LINE = /^( *)([A-Za-z_][\w-]*):(?: +([\w./](?:[\w./:@+-]*[\w./@+-])?))? *(?: #.*)?$/;
-/** A plain value as YAML's core schema reads it: its words for true, false and null, else text. */
-function plainScalar(text: string | undefined): unknown {
-  if (text === undefined || /^(null|Null|NULL)$/.test(text)) return null;
-  if (/^(true|True|TRUE)$/.test(text)) return true;
-  if (/^(false|False|FALSE)$/.test(text)) return false;
-  return text; // a number too: the client reads none
-}
-/** Any other agent file, read by js-yaml, loaded only then. */
-async function readYaml(text: string, problem: (what: string) => ClientError): Promise<unknown> {
-  const { load, YAMLException } = await import("npm:js-yaml@^5.5.0");
+function readYaml(text: string, problem: (what: string) => ClientError): unknown {
   try {
-    // js-yaml refuses a document with no content; Go's YAML, which mm uses, reads no keys.
-    return /^\s*(#[^\n]*\s*)*$/.test(text) ? null : load(text);
+    return loadAllYaml(text)[0];
   } catch (error) {
     if (!(error instanceof YAMLException)) throw problem(`cannot be read: ${errorText(error)}`);
     throw problem(`is not valid YAML (line ${(error.mark?.line ?? 0) + 1}): ${error.reason}`);

@@ -11,10 +11,8 @@ import {
   ClientError,
   DEFAULT_QUESTION,
   parseCommandLine,
-  readPlainYaml,
   USAGE,
 } from "../client.ts";
-import { load as loadYaml } from "js-yaml";
 import {
   agentFileWith,
   assertInOrder,
@@ -94,13 +92,24 @@ Deno.test("command line: letters go together, -iq is -i -q, and an unknown one a
 
 Deno.test("command line: a value after = is the whole rest, and one that looks like an option is none", () => {
   assert.equal(parseCommandLine(["--agent=a=b.yaml"]).agent, "a=b.yaml");
-  assert.equal(parseCommandLine(["--agent", "-"]).agent, "-");
-  assert.equal(parseCommandLine(["--resume", "-1x"]).resume, "-1x");
   assert.equal(parseCommandLine(["--agent", "a", "--agent", "b"]).agent, "b");
   usageError(["--agent", "--trace"], "--agent needs a value");
   usageError(["--agent", "-q"], "--agent needs a value");
   usageError(["--=x"], "unknown option --=x");
   assert.equal(parseCommandLine(["--agent", "a.yaml", "why?"]).question, "why?");
+  // A word that starts with "-" is a value only after "=": `--resume -1x` may be an option missed.
+  usageError(["--resume", "-1x"], "--resume needs a value");
+  assert.equal(parseCommandLine(["--resume=-1x"]).resume, "-1x");
+});
+
+Deno.test("command line: a lone - after an option that takes a value is no value: it is the question from stdin", () => {
+  for (const name of ["--agent", "--mm", "--resume", "--timeout", "--turn-timeout"]) {
+    usageError([name, "-"], `${name} needs a value`);
+    usageError([name, "-", "why?"], `${name} needs a value`);
+  }
+  // After "=" it is the value as typed, as parseArgs takes any value there.
+  assert.equal(parseCommandLine(["--agent=-"]).agent, "-");
+  assert.equal(parseCommandLine(["--agent", "a.yaml", "-"]).question, "-");
 });
 
 Deno.test("command line: with --interactive and no words the first question is read, not defaulted", () => {
@@ -141,6 +150,12 @@ Deno.test("command line: a usage error names what is actually wrong", () => {
   usageError(["--resume", ""], '--resume needs a session id, got ""');
   usageError(["-i", "-"], "- reads the question from stdin, which --interactive reads too");
   usageError(["--json", "-q"], "--json and --quiet both say what stdout is: pick one");
+  for (const quiet of ["-q", "--quiet"]) {
+    usageError(
+      ["--sessions", quiet],
+      "--sessions lists on stdout, where --quiet writes only an answer",
+    );
+  }
   usageError(
     ["--continue", "--resume", "x"],
     "--continue and --resume both name the session: pick one",
@@ -148,6 +163,13 @@ Deno.test("command line: a usage error names what is actually wrong", () => {
   usageError(["--turn-timeout"], "--turn-timeout needs a value");
   usageError(["--timeout", "-.5"], '--timeout takes a number of seconds above 0, got "-.5"');
   usageError(["--timeout", "-2"], '--timeout takes a number of seconds above 0, got "-2"');
+  usageError(
+    ["--turn-timeout", "-2"],
+    '--turn-timeout takes a number of seconds above 0, got "-2"',
+  );
+  // Not a number: an option taken for the value, which is then missing.
+  usageError(["--timeout", "-x"], "--timeout needs a value");
+  usageError(["--turn-timeout", "--trace"], "--turn-timeout needs a value");
   usageError(["--json=1"], "--json takes no value");
   const sessionsAlone =
     "--sessions lists the sessions and exits: it takes no question or session to open";
@@ -173,6 +195,31 @@ Deno.test("command line: a mistyped long option names the one it was meant to be
   usageError(["--mx"], "unknown option --mx");
   usageError(["--vrebsoe"], "unknown option --vrebsoe");
   usageError(["-j"], "unknown option -j");
+});
+
+Deno.test("command line: the did-you-mean at its edges: three letters are guessed from, two are not", () => {
+  // Three letters typed: the shortest name guessed from.
+  usageError(["--jsn"], "unknown option --jsn; did you mean --json?");
+  usageError(["--mmm"], "unknown option --mmm; did you mean --mm?");
+  usageError(["--jso"], "unknown option --jso; did you mean --json?");
+  // Two letters, though one edit from --mm: too few to guess from.
+  usageError(["--mn"], "unknown option --mn");
+  usageError(["--m"], "unknown option --m");
+  // Each edit at the first letter and at the last: swapped, added, left out, replaced.
+  usageError(["--sjon"], "unknown option --sjon; did you mean --json?");
+  usageError(["--jsno"], "unknown option --jsno; did you mean --json?");
+  usageError(["--xjson"], "unknown option --xjson; did you mean --json?");
+  usageError(["--jsonx"], "unknown option --jsonx; did you mean --json?");
+  usageError(["--son"], "unknown option --son; did you mean --json?");
+  usageError(["--xson"], "unknown option --xson; did you mean --json?");
+  usageError(["--jsox"], "unknown option --jsox; did you mean --json?");
+  // Two edits, or the same letters in another order than one swap: no guess.
+  usageError(["--jxox"], "unknown option --jxox");
+  usageError(["--nosj"], "unknown option --nosj");
+  usageError(["--jsonxx"], "unknown option --jsonxx");
+  // The guess is made on top of the unknown option, whatever follows it.
+  usageError(["--jsn=1"], "unknown option --jsn; did you mean --json?");
+  usageError(["-i", "--verbos", "why?"], "unknown option --verbos; did you mean --verbose?");
 });
 
 Deno.test("command line: --turn-timeout takes the same numbers as --timeout; without it a turn has no deadline", () => {
@@ -223,98 +270,6 @@ Deno.test("agent file: one that contradicts the run is warned about, either way"
   ]);
 });
 
-/** A small random number generator from a fixed start, so that a failure can be run again. */
-function randomFrom(start: number): (n: number) => number {
-  let state = start;
-  return (n) => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return Math.floor((state / 2 ** 31) * n); // the high bits: the low ones repeat soon
-  };
-}
-
-Deno.test("agent file: plain key: value lines are read as js-yaml reads them, and the rest is left to it", () => {
-  const keys = ["acp", "clientTools", "enabled", "discovery", "yolo", "a-b", "_x", "True", "x1"];
-  const values = [
-    "",
-    " true",
-    " False",
-    " FALSE",
-    " null",
-    " Null",
-    " ~",
-    " meta",
-    " request",
-    " 30s",
-    " http://127.0.0.1:17434/v1",
-    " hf.co/a:Q4",
-    ' "request"',
-    " 'meta'",
-    " a b",
-    " x:",
-    " meta#x",
-    " a:b:",
-    " [a]",
-    " {a: 1}",
-    " - a",
-    " &a x",
-    " !!str x",
-    " yes # comment",
-    " # only a comment",
-    "x",
-  ];
-  const random = randomFrom(20261201);
-  let plain = 0;
-  let nested = 0;
-  for (let i = 0; i < 20000; i++) {
-    // A well-made tree of mappings, two or four spaces a level, then perhaps a line spoilt.
-    const step = random(2) === 0 ? "  " : "    ";
-    const lines: string[] = [];
-    let depth = 0;
-    for (let n = 1 + random(8); n > 0; n--) {
-      const key = keys[random(keys.length)];
-      if (random(8) === 0) lines.push(`${step.repeat(depth)}# a comment`);
-      if (random(3) === 0 && depth < 3) {
-        lines.push(`${step.repeat(depth)}${key}:`);
-        depth++;
-        continue;
-      }
-      lines.push(`${step.repeat(depth)}${key}:${values[random(12)]}`); // plain values only
-      if (random(3) === 0) depth = random(depth + 1);
-    }
-    if (random(2) === 0) {
-      const spoilt = random(lines.length);
-      const indent = ["", " ", "  ", "   ", "\t"][random(5)];
-      const key = lines[spoilt].trimStart().split(":")[0];
-      lines[spoilt] = `${indent}${key}:${values[random(values.length)]}`;
-    }
-    const text = lines.join(random(4) === 0 ? "\r\n" : "\n");
-    const read = readPlainYaml(text);
-    if (read === undefined) continue;
-    plain++;
-    let expected;
-    try {
-      // Comments alone are no keys, as mm reads them; js-yaml refuses such a file.
-      expected = /^\s*(#[^\n]*\s*)*$/.test(text) ? {} : loadYaml(text);
-    } catch (error) {
-      assert.fail(`read as plain, but js-yaml refuses it: ${JSON.stringify(text)}: ${error}`);
-    }
-    assert.deepEqual(read, expected, JSON.stringify(text));
-    if (Object.values(read).some((value) => typeof value === "object" && value !== null)) nested++;
-  }
-  // Neither all nor none, and nested ones among them: the test would show little otherwise.
-  assert.ok(plain > 1000 && plain < 19000, `${plain} of 20000 read as plain`);
-  assert.ok(nested > 100, `${nested} nested`);
-  // A number stays text: the client reads none, and a discovery mm does not know warns of nothing.
-  assert.deepEqual(readPlainYaml("timeout: 0x10"), { timeout: "0x10" });
-});
-
-Deno.test("agent file: the ones shipped are read without js-yaml, to the same keys", () => {
-  for (const name of ["agent.yaml", "agent-request.yaml"]) {
-    const text = Deno.readTextFileSync(`${ROOT}/${name}`);
-    assert.deepEqual(readPlainYaml(text), loadYaml(text), name);
-  }
-});
-
 // ─── The command line as a process ───────────────────────────────────────────
 
 Deno.test("README: its --help is what --help prints", () => {
@@ -354,6 +309,9 @@ const USAGE_ERRORS: [string[], string][] = [
   [["--agent="], '--agent needs a file, got ""'],
   [["--resume"], "--resume needs a value"],
   [["-i", "-"], "- reads the question from stdin, which --interactive reads too"],
+  [["--agent", "-"], "--agent needs a value"],
+  [["--sessions", "-q"], "--sessions lists on stdout, where --quiet writes only an answer"],
+  [["--jsn"], "unknown option --jsn; did you mean --json?"],
 ];
 
 Deno.test("command line: a usage error as a process is one line naming what is wrong, then the usage, exit 2, nothing on stdout and no mm", async () => {
@@ -560,12 +518,11 @@ Deno.test("agent file: crossed modes: a meta client with a request agent is warn
   assertInOrder(run.out, [`│ ${OS_TEXT}`, "[end_turn]"]);
 });
 
-Deno.test("agent file: one in YAML beyond plain lines is read by js-yaml, and warned about alike", async () => {
+Deno.test("agent file: one in YAML beyond plain lines (quotes, a flow list) is read, and warned about alike", async () => {
   const agent = agentFileWith({
     "discovery: meta": 'discovery: "request"',
     "yolo: true": "yolo: true\ntags: [demo, host_info]",
   });
-  assert.equal(readPlainYaml(Deno.readTextFileSync(agent)), undefined);
   const run = await runClient({ args: ["--agent", agent], readAlso: [agent] });
   assert.equal(run.code, 0, run.stderr);
   assert.ok(
@@ -575,6 +532,19 @@ Deno.test("agent file: one in YAML beyond plain lines is read by js-yaml, and wa
     run.log[0],
   );
   assertInOrder(run.out, [`│ ${OS_TEXT}`, "[end_turn]"]);
+});
+
+Deno.test("agent file: of several YAML documents the first is read, by the client as by mm", async () => {
+  const first = Deno.readTextFileSync(agentFileWith({ "enabled: true": "enabled: false" }));
+  const rest = Deno.readTextFileSync(`${ROOT}/agent.yaml`);
+  const agent = tempFile("agent.yaml", `${first}---\n${rest}`);
+  const run = await runClient({ args: ["--agent", agent], readAlso: [agent] });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(
+    run.log[0].endsWith(`sets acp.clientTools.enabled: false; mm will ignore ${TOOL_NAMES}`),
+  );
+  assert.ok(!run.log.some((l) => l.startsWith("[acp] client tools")), run.stderr);
+  assertInOrder(run.out, [/^I cannot see your machine/, "[end_turn]"]);
 });
 
 Deno.test("agent file: with client tools disabled the client warns and mm ignores host_info", async () => {

@@ -11,7 +11,7 @@
  */
 
 import * as acp from "@agentclientprotocol/sdk";
-import { load as parseYaml } from "js-yaml";
+import { loadAll } from "js-yaml";
 
 // ─── The agent file ──────────────────────────────────────────────────────────
 
@@ -55,8 +55,8 @@ export function parseDuration(text: string): number | undefined {
 
 /** Reads the keys of {@linkcode AgentConfig} from an agent file's YAML text. */
 export function readAgentConfig(text: string): AgentConfig {
-  // Go's YAML decoding reads an empty document (or only comments) as no keys; js-yaml refuses it.
-  const doc = record(/^\s*(#[^\n]*\s*)*$/.test(text) ? null : parseYaml(text));
+  // Go's YAML decoding reads the first document; none (an empty file, only comments) is no keys.
+  const doc = record(loadAll(text)[0]);
   const tools = record(record(doc.acp).clientTools);
   const { timeout } = tools;
   const parsed = typeof timeout === "string" ? parseDuration(timeout) ?? 0 : 0;

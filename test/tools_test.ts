@@ -21,6 +21,7 @@ import {
   TOOL_DESCRIPTIONS,
   TOOLS,
   toolText,
+  VERSION,
 } from "../client.ts";
 import { validateToolList } from "./mm_sim.ts";
 import {
@@ -256,9 +257,8 @@ Deno.test("tools: the registry refuses two entries with one method, as calls are
   );
 });
 
-Deno.test("tools: a broken TOOLS entry ends the run with one error line, exit 2, before mm starts", async () => {
-  // The copy-paste slip: host_info's entry copied, its name and call changed, its method kept.
-  const slip = `  {
+/** The copy-paste slip: host_info's entry copied, its name and call changed, its method kept. */
+const SLIP = `  {
     name: "disk",
     description: "Free space on the disk.",
     method: "_demo.minime/host_info",
@@ -266,7 +266,9 @@ Deno.test("tools: a broken TOOLS entry ends the run with one error line, exit 2,
     call: () => toolText("plenty"),
   },
 `;
-  const run = await runClient({ client: clientWithTools(slip), args: ["How much memory?"] });
+
+Deno.test("tools: a broken TOOLS entry ends the run with one error line, exit 2, before mm starts", async () => {
+  const run = await runClient({ client: clientWithTools(SLIP), args: ["How much memory?"] });
   assert.equal(run.code, 2, run.stderr);
   // The slip is appended after every tool the client lends (a copier may have added some).
   const hostInfoAt = TOOLS.indexOf(HOST_INFO);
@@ -276,6 +278,29 @@ Deno.test("tools: a broken TOOLS entry ends the run with one error line, exit 2,
   );
   assert.equal(run.stdout, "");
   assert.equal(Deno.readTextFileSync(run.pidFile), "", "mm was never started");
+});
+
+Deno.test("tools: a broken TOOLS entry still lets --help and --version answer, and stops any other run", async () => {
+  const client = clientWithTools(SLIP);
+  const [help, version, other] = await Promise.all(
+    [["--help"], ["--version"], ["--sessions"]].map((args) =>
+      runClient({ client, args, noMm: true, noTrace: true })
+    ),
+  );
+  assert.equal(help.code, 0, help.stderr);
+  assert.ok(help.stdout.startsWith("usage: client.ts [options] [question | -]\n"), help.stdout);
+  const names = [...TOOLS.map((tool) => tool.name), "disk"].join(", ");
+  assert.ok(help.stdout.includes(`the client's tools (${names})`), help.stdout);
+  assert.equal(help.stderr, "");
+  assert.equal(version.code, 0, version.stderr);
+  assert.equal(version.stdout, `host-info-client ${VERSION}\n`);
+  assert.equal(version.stderr, "");
+  assert.equal(other.code, 2, other.stderr);
+  assert.match(
+    other.stderr,
+    /^error: TOOLS entry \d+ \("disk"\): method "_demo\.minime\/host_info"/,
+  );
+  assert.equal(other.stdout, "");
 });
 
 /** A tool whose schema has a property of each primitive type, and one enum. */
