@@ -518,7 +518,7 @@ Deno.test("agent file: crossed modes: a meta client with a request agent is warn
   assertInOrder(run.out, [`│ ${OS_TEXT}`, "[end_turn]"]);
 });
 
-Deno.test("agent file: one in YAML beyond plain lines (quotes, a flow list) is read, and warned about alike", async () => {
+Deno.test("agent file: YAML with quotes and a flow list is read, and warned about alike", async () => {
   const agent = agentFileWith({
     "discovery: meta": 'discovery: "request"',
     "yolo: true": "yolo: true\ntags: [demo, host_info]",
