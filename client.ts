@@ -535,6 +535,7 @@ function showUpdate(run: Run, update: unknown): void {
       const text = blockText(content);
       const isText = field(content, "type") === "text";
       if (text === "" || (out.quiet && run.replaying)) return; // "": a chunk of only _meta
+      if (out.quiet && !isText) return; // stdout is the answer text alone, as --json's text
       if (isText) run.answer += text; // a replay's comes before the turn, which starts afresh
       if (run.textBreak && to.open && !out.quiet) out.print(to, "\n"); // on a line of its own
       run.textBreak = !isText;
