@@ -82,6 +82,8 @@ function answerRequest(run: Run, method: string, params: unknown, signal: AbortS
 function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   const { args, sessionId } = readToolCall(params);
   run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
+  // Only `$/cancel_request` aborts the signal (mm's timeout, a cancelled turn): say it reached it.
+  signal.addEventListener("abort", () => run.out.log(`${tool.name} cancelled by mm`));
   const given = isObject(args) ? args : {};
   const failed = (text: string) => {
     if (!signal.aborted) run.out.note(`[client] ${text}`); // cancelled: mm has its -32800 already

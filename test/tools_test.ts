@@ -588,7 +588,7 @@ Deno.test("tools: a tool that answers later lets the client answer other calls m
   assert.ok(run.log.includes('[client] slow {"ms":400} (session 20261130-120000-0badc0de)'));
 });
 
-Deno.test("tools: a call mm cancels while it runs aborts the tool's signal and is answered -32800 once", async () => {
+Deno.test("tools: a call mm cancels while it runs aborts the tool's signal, is answered -32800 once, and the client says so", async () => {
   const { run, answers: got } = await lentToolsRun();
   const cancelled = got.filter((a) => a.id === 3);
   assert.deepEqual(cancelled, [{
@@ -597,7 +597,34 @@ Deno.test("tools: a call mm cancels while it runs aborts the tool's signal and i
     error: { code: -32800, message: "Request cancelled" },
   } as unknown as Answer]);
   assert.ok(run.stderr.includes("[tool] slow saw its signal abort"), run.stderr);
+  // One line for the one call cancelled: not for the calls that ended, nor a late $/cancel_request.
+  assert.deepEqual(run.log.filter((line) => line.includes("cancelled by mm")), [
+    "[client] slow cancelled by mm",
+  ]);
   assert.ok(!run.stderr.includes("slow failed"), "an aborted call is not a failure to report");
+});
+
+Deno.test("tools: mm's own timeout for a call cancels the lent tool: its signal aborts, the client says so, the turn goes on", async () => {
+  const agent = agentFileWith({ "timeout: 30s": "timeout: 500ms" });
+  const run = await runClient({
+    client: clientWithTools(SLOW_TOOL),
+    args: ["--agent", agent, "What does slow say?"],
+    readAlso: [agent],
+    env: { MM_SIM_ARGS: JSON.stringify({ slow: { ms: 60_000 } }) },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const received = traced(run.stderr).filter((t) => !t.sent).map((t) => t.frame.method);
+  assert.ok(received.includes("$/cancel_request"), "mm cancelled the call");
+  assertInOrder(run.log, [
+    /^\[client\] slow \{"ms":60000\} \(session /,
+    "[client] slow cancelled by mm",
+  ]);
+  assert.ok(run.log.includes("[tool] slow saw its signal abort"), run.stderr);
+  assertInOrder(run.out, [
+    "✖ client: slow failed",
+    TOOL_ERROR("context deadline exceeded"),
+    "[end_turn]",
+  ]);
 });
 
 Deno.test("tools: a tool that throws or rejects is an error result naming it, logged, and the turn goes on", async () => {
