@@ -679,6 +679,8 @@ function readmeTools(): { envVar: string; slowEcho: string } {
 
 /** What a copier's model is given for the README's tools (`MM_SIM_ARGS`). */
 const COPIER_ARGS = { env_var: { name: "HOME" }, slow_echo: { text: "hello", delay_ms: 300 } };
+/** The variables the client itself reads: its `--allow-env` as shipped. */
+const CLIENT_VARIABLES = "MM_BIN,NO_COLOR,TERM";
 /** What `env_var` answers for `HOME` once it may read it. */
 const HOME_TEXT = Deno.env.get("HOME") ?? "HOME is not set";
 
@@ -693,9 +695,11 @@ function copierRun({ args = [], agent, home = false }: CopierRun = {}) {
     args: [...(agent ? ["--agent", agent] : []), ...args, "What do env_var and slow_echo say?"],
     readAlso: agent ? [agent] : undefined,
     env: { MM_SIM_ARGS: JSON.stringify(COPIER_ARGS) },
-    permissions: home
-      ? permissionsWith("--allow-env", "--allow-env=MM_BIN,NO_COLOR,TERM,HOME")
-      : undefined,
+    // The client's own variables, as shipped (a copier who followed the README has HOME too).
+    permissions: permissionsWith(
+      "--allow-env",
+      `--allow-env=${CLIENT_VARIABLES}${home ? ",HOME" : ""}`,
+    ),
   });
 }
 type CopierRun = { args?: string[]; agent?: string; home?: boolean };
@@ -754,9 +758,13 @@ Deno.test("tools: the README's run of its two tools, in a copy of the project, p
   const project = scratchDir("copier-");
   const { envVar, slowEcho } = readmeTools();
   Deno.copyFileSync(clientWithTools(envVar + slowEcho), `${project}/client.ts`);
-  for (const file of ["deno.json", "deno.lock", "agent.yaml", "agent-request.yaml"]) {
+  for (const file of ["deno.lock", "agent.yaml", "agent-request.yaml"]) {
     Deno.copyFileSync(`${ROOT}/${file}`, `${project}/${file}`);
   }
+  // The demo task's --allow-env as shipped: the run is a copier's before the permission step.
+  const config = Deno.readTextFileSync(`${ROOT}/deno.json`);
+  const shipped = config.replace(/--allow-env(=[^\s"]*)?/g, `--allow-env=${CLIENT_VARIABLES}`);
+  Deno.writeTextFileSync(`${project}/deno.json`, shipped);
   Deno.symlinkSync(`${ROOT}/test`, `${project}/test`);
   const deno = Deno.execPath().replace(/\/[^/]*$/, "");
   const env = { PATH: `${deno}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}` };
