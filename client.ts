@@ -85,6 +85,8 @@ function answerRequest(run: Run, method: string, params: unknown, signal: AbortS
 function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
   const { args, sessionId } = readToolCall(params);
   run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
+  // Only `$/cancel_request` aborts the signal (mm's timeout, a cancelled turn): say it reached it.
+  signal.addEventListener("abort", () => run.out.log(`${tool.name} cancelled by mm`));
   const given = isObject(args) ? args : {};
   const failed = (text: string) => {
     if (!signal.aborted) run.out.note(`[client] ${text}`); // cancelled: mm has its -32800 already
@@ -538,6 +540,7 @@ function showUpdate(run: Run, update: unknown): void {
       const text = blockText(content);
       const isText = field(content, "type") === "text";
       if (text === "" || (out.quiet && run.replaying)) return; // "": a chunk of only _meta
+      if (out.quiet && !isText) return; // stdout is the answer text alone, as --json's text
       if (isText) run.answer += text; // a replay's comes before the turn, which starts afresh
       if (run.textBreak && to.open && !out.quiet) out.print(to, "\n"); // on a line of its own
       run.textBreak = !isText;
@@ -743,7 +746,7 @@ class Output {
   quiet = false; // --quiet: stdout is the answer text alone, and no `[client]` progress lines
   json = false; // --json: stdout is JSON lines, written by record(), and nothing else
   onFailure: (error: unknown) => void = () => {}; // stdout cannot be written, and not for EPIPE
-  #waiting?: { label: string; since: number; drawn: boolean };
+  #waiting?: { label: string; since: number; drawnAt?: number }; // drawn: at this width
   #queue: [Stream, string | Uint8Array][] = [];
   constructor() { // the progress line redraws itself (its seconds, its width) on a timer
     if (this.progress) Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
@@ -792,7 +795,7 @@ class Output {
   waitFor(label?: string): void {
     if (label === this.#waiting?.label) return;
     this.#erase();
-    this.#waiting = label === undefined ? undefined : { label, since: Date.now(), drawn: false };
+    this.#waiting = label === undefined ? undefined : { label, since: Date.now() };
     this.#draw();
   }
   #draw(): void {
@@ -803,13 +806,13 @@ class Output {
     const seconds = Math.floor((Date.now() - waiting.since) / 1000);
     const label = showControls(waiting.label); // a tool's title is mm's text
     const line = fit(`${spinner} waiting for ${label}`, ` … ${seconds} s`); // the seconds in sight
-    this.#write(this.stderr, `${ERASE}${line}\r`);
-    waiting.drawn = true;
+    this.#write(this.stderr, `${erasing(waiting.drawnAt)}${line}\r`);
+    waiting.drawnAt = terminalWidth();
   }
   #erase(): void {
-    if (!this.#waiting?.drawn) return;
-    this.#write(this.stderr, ERASE);
-    this.#waiting.drawn = false;
+    if (this.#waiting?.drawnAt === undefined) return;
+    this.#write(this.stderr, erasing(this.#waiting.drawnAt));
+    this.#waiting.drawnAt = undefined;
   }
   #write(to: Stream, data: string | Uint8Array): void {
     if (this.#queue.length === 0) queueMicrotask(() => this.flush());
@@ -832,9 +835,17 @@ class Output {
     }
   }
 }
-// Erases the progress line: back to its start, and to the end of the screen, so that all of it
-// goes even when a narrowed terminal has wrapped it onto two rows (it is always the last one).
-const ERASE = "\r\x1b[J";
+/**
+ * What erases the progress line drawn at a width: back to its start, and to the end of its row
+ * alone. `fit()` cuts it to the width at each draw, so it takes one row; an erase to the end of the
+ * screen (`CSI J`) at the top row is a cleared screen to tmux (`scroll-on-clear`), which pushes the
+ * whole screen into its scrollback. Only a terminal narrowed since the draw may have wrapped it onto
+ * more rows: then, and then only, the erase goes to the end of the screen (it is the last line).
+ */
+function erasing(drawnAt = 0): string {
+  return terminalWidth() < drawnAt ? "\r\x1b[J" : ERASE;
+}
+const ERASE = "\r\x1b[K";
 /** What tells two output streams apart: a terminal, or the file's device and inode. */
 export type StreamFacts = { terminal: boolean; dev?: number; ino?: number | null };
 /**
@@ -851,12 +862,14 @@ function streamFacts(stream: Stream): StreamFacts {
   const stat = attempt(() => process.getBuiltinModule("node:fs").fstatSync(stream.fd), undefined);
   return { terminal: false, dev: stat?.dev, ino: stat?.ino };
 }
+/** The terminal's width in columns, asked at each use: it may be resized at any time. */
+const terminalWidth = () => attempt(() => Deno.consoleSize().columns, 0) || 80;
 /** Characters a terminal shows two columns wide: East Asian scripts, most emoji. */
 const WIDE =
   /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\u{1f300}-\u{1faff}]/u;
 /** `text`, cut so that it and `tail` fit one row of the terminal (its last column left free). */
 function fit(text: string, tail = ""): string {
-  const width = attempt(() => Deno.consoleSize().columns, 0) || 80;
+  const width = terminalWidth();
   const columns = (char: string) => WIDE.test(char) ? 2 : 1;
   let room = width - 1 - [...tail].reduce((sum, char) => sum + columns(char), 0);
   let kept = "";

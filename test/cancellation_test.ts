@@ -11,8 +11,10 @@ import assert from "node:assert/strict";
 import { DEFAULT_QUESTION } from "../client.ts";
 import {
   agentFileWith,
+  assertInOrder,
   assertNoPeerLeft,
   clientCommand,
+  clientWithTools,
   exitTime,
   MM_SIM,
   OS_TEXT,
@@ -21,8 +23,10 @@ import {
   seen,
   silentMm,
   sleep,
+  SLOW_TOOL,
   startClient,
   tempFile,
+  traced,
 } from "./_run.ts";
 import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
 
@@ -158,6 +162,32 @@ Deno.test("cancellation: a second signal during the grace kills mm and ends with
     assertNoPeerLeft(run.pidFile);
   }
 });
+
+for (const quiet of [false, true]) {
+  Deno.test(
+    `cancellation: Ctrl-C while a lent tool runs: mm cancels the call, its signal aborts, and ${
+      quiet ? "with -q the client's [client] line is left out" : "the client says so on stderr"
+    }`,
+    async () => {
+      const client = startClient({
+        client: clientWithTools(SLOW_TOOL),
+        args: [...(quiet ? ["-q"] : []), "What does slow say?"],
+        env: { MM_SIM_ARGS: JSON.stringify({ slow: { ms: 60_000 } }) },
+      });
+      await client.waitForStderr('"method":"_test/slow","params"'); // the call, as it came
+      client.child.kill("SIGINT");
+      const run = await client.done();
+      assert.equal(run.code, 130, run.stderr);
+      const received = traced(run.stderr).filter((t) => !t.sent).map((t) => t.frame.method);
+      assert.ok(received.includes("$/cancel_request"), "mm cancelled the call");
+      assert.ok(run.log.includes("[tool] slow saw its signal abort"), run.stderr);
+      const said = run.log.filter((line) => line.includes("cancelled by mm"));
+      assert.deepEqual(said, quiet ? [] : ["[client] slow cancelled by mm"], run.stderr);
+      if (!quiet) assertInOrder(run.log, ["[client] cancelling…", "[client] slow cancelled by mm"]);
+      assert.ok(run.ms < 20_000, `ended in ${run.ms} ms, not when the tool's minute was up`);
+    },
+  );
+}
 
 Deno.test("cancellation: after Ctrl-C a permission request is answered cancelled whatever its title", async () => {
   const client = startClient(rogue("permission-after-cancel"));

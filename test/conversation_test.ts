@@ -283,6 +283,19 @@ Deno.test("-q: with -i only the answers, each ending with a newline", async () =
   assert.deepEqual(run.log.filter((l) => l.startsWith("[client]")), []);
 });
 
+Deno.test("-q: an answer with a non-text block is its text alone, as --json's result.text: no [image], no line break", async () => {
+  // The peer's answer: "An answer", an image, an empty text, "ends here.".
+  const [quiet, json] = await Promise.all([
+    runRogue("render", { noTrace: true, args: ["-q"] }),
+    runRogue("render", { noTrace: true, args: ["--json"] }),
+  ]);
+  assert.equal(quiet.code, 0, quiet.stderr);
+  assert.equal(json.code, 0, json.stderr);
+  const result = JSON.parse(json.stdout.trim().split("\n").at(-1)!).result;
+  assert.equal(result.text, "An answerends here.");
+  assert.equal(quiet.stdout, `${result.text}\n`);
+});
+
 // ─── --resume ────────────────────────────────────────────────────────────────
 
 Deno.test("--resume: a run says how to continue, and --resume continues that session with session/resume", async () => {

@@ -223,16 +223,99 @@ Deno.test("permissions: the shebang line and the start, demo, compile and instal
   assert.deepEqual(flagsOf(tasks.install), installed, tasks.install);
 });
 
-Deno.test("permissions: the flags grant what the client and host_info use, and as shipped nothing more", () => {
+/**
+ * Flags a copier widened on purpose, written as client.ts's first line has them (`--allow-env`,
+ * `--allow-net`): the check below lets each be. Empty as shipped: every flag names what it grants.
+ */
+const WIDENED_ON_PURPOSE: string[] = [];
+
+/** What a bare flag grants, in words. */
+const EVERY: Record<string, string> = {
+  "--allow-env": "every environment variable",
+  "--allow-read": "reading every file",
+  "--allow-write": "writing every file",
+  "--allow-net": "every host",
+  "--allow-sys": "every system information API",
+  "--allow-run": "running every program",
+};
+
+/**
+ * What is wrong with the permission flags, in words that say what to change: a flag wider than
+ * the names it grants (a bare `--allow-env` grants every variable), a name the client or host_info
+ * uses that they do not grant, or, as shipped (`shipped`: host_info the only tool), a flag beyond
+ * the client's own. `undefined` when nothing is.
+ */
+function permissionProblem(
+  flags: string[],
+  widened = WIDENED_ON_PURPOSE,
+  shipped = TOOLS.length === 1,
+): string | undefined {
+  const onPurpose = `or, if you widened it on purpose, add "<flag>" to WIDENED_ON_PURPOSE in ` +
+    "test/permissions_test.ts";
+  const fivePlaces = "client.ts's first line and the start, demo, compile and install tasks";
+  for (const flag of flags) {
+    const [prefix, names] = flag.split("=");
+    if (names !== undefined || EXACT.includes(flag) || widened.includes(flag)) continue;
+    const own = EXACT.find((exact) => exact.startsWith(`${prefix}=`));
+    const named = `${own ? `${own},` : `${prefix}=`}<what your tool uses>`;
+    return `${flag} grants ${EVERY[prefix] ?? "everything of its kind"}, where each flag names ` +
+      `what it grants: write ${named} in ${fivePlaces}; ${onPurpose.replace("<flag>", flag)}`;
+  }
   for (const flag of EXACT) {
     const [prefix, names] = flag.split("=");
-    const given = grants(START_PERMISSIONS, prefix);
+    const given = grants(flags, prefix);
     for (const name of names?.split(",") ?? ["*"]) {
-      assert.ok(given.includes(name), `${flag}: ${name} is not granted by ${START_PERMISSIONS}`);
+      if (given.includes(name) || given.includes("*")) continue;
+      const what = name === "*" ? `${prefix} as it is, naming nothing` : `${name} in ${prefix}`;
+      return `the client needs ${what}, which these flags do not grant: ${flags.join(" ")}`;
     }
   }
-  // A copier's tools may need more (the README says where to add it); the demo alone does not.
-  if (TOOLS.length === 1) assert.deepEqual(START_PERMISSIONS, EXACT);
+  const beyond = flags.filter((flag) => !EXACT.includes(flag) && !widened.includes(flag));
+  if (!shipped || beyond.length === 0) return undefined;
+  return `with host_info the only tool, the flags are the client's own (${EXACT.join(" ")}), ` +
+    `not also ${beyond.join(" ")}: take it out, ${onPurpose.replace("<flag>", beyond[0])}`;
+}
+
+Deno.test("permissions: the flags grant what the client and host_info use, each naming what it grants, and as shipped nothing more", () => {
+  const problem = permissionProblem(START_PERMISSIONS);
+  if (problem) assert.fail(problem);
+});
+
+Deno.test("permissions: the flags' check says what is wrong and what to change: a bare flag, a name left out, a flag widened on purpose", () => {
+  const withEnv = (flag: string) => EXACT.map((f) => f.startsWith("--allow-env") ? flag : f);
+  // Deno's own hint is a bare --allow-env: it grants MM_BIN, and every other variable too.
+  assert.equal(
+    permissionProblem(withEnv("--allow-env"), [], false),
+    "--allow-env grants every environment variable, where each flag names what it grants: write " +
+      "--allow-env=MM_BIN,NO_COLOR,TERM,<what your tool uses> in client.ts's first line and the start, " +
+      'demo, compile and install tasks; or, if you widened it on purpose, add "--allow-env" to ' +
+      "WIDENED_ON_PURPOSE in test/permissions_test.ts",
+  );
+  assert.equal(permissionProblem(withEnv("--allow-env"), ["--allow-env"], false), undefined);
+  assert.match(
+    permissionProblem([...EXACT, "--allow-net"], [], false) ?? "",
+    /^--allow-net grants every host, .*: write --allow-net=<what your tool uses> in /,
+  );
+  // A copier's variable named beside the client's: nothing to say, once a tool of theirs needs it.
+  const named = withEnv("--allow-env=MM_BIN,NO_COLOR,TERM,HOME");
+  assert.equal(permissionProblem(named, [], false), undefined);
+  assert.equal(
+    permissionProblem(named, [], true),
+    "with host_info the only tool, the flags are the client's own (" + EXACT.join(" ") +
+      "), not also --allow-env=MM_BIN,NO_COLOR,TERM,HOME: take it out, or, if you widened it on purpose, " +
+      'add "--allow-env=MM_BIN,NO_COLOR,TERM,HOME" to WIDENED_ON_PURPOSE in test/permissions_test.ts',
+  );
+  assert.equal(
+    permissionProblem(withEnv("--allow-env=MM_BIN,TERM"), [], false),
+    `the client needs NO_COLOR in --allow-env, which these flags do not grant: ${
+      withEnv("--allow-env=MM_BIN,TERM").join(" ")
+    }`,
+  );
+  const runMm = EXACT.map((f) => f === "--allow-run" ? "--allow-run=mm" : f);
+  assert.match(
+    permissionProblem(runMm, [], false) ?? "",
+    /^the client needs --allow-run as it is, naming nothing, which these flags do not grant: /,
+  );
 });
 
 Deno.test("permissions: deno run -A client.ts keeps working", async () => {

@@ -510,8 +510,8 @@ Deno.test({
     // Drop what the client itself may write (colours, its progress line and
     // erasing it) and the terminal's own line ends: nothing else may obey.
     const rest = screen.replace(/\x1b\[[0-9;]*m/g, "")
-      .replace(/(\r*\x1b\[J)?[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for [^\r\n\x1b]* \d+ s\r*/g, "")
-      .replace(/\r*\x1b\[J/g, "")
+      .replace(/(\r*\x1b\[[JK])?[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for [^\r\n\x1b]* \d+ s\r*/g, "")
+      .replace(/\r*\x1b\[[JK]/g, "")
       .replaceAll("\r\n", "\n");
     for (const [name, c] of Object.entries({ ESC: "\x1b", CR: "\r", BEL: "\x07", BS: "\b" })) {
       assert.ok(!rest.includes(c), `a raw ${name} reached the terminal: ${JSON.stringify(screen)}`);

@@ -96,7 +96,7 @@ Deno.test({
     assert.equal(rows.filter((row) => SPINNER.test(row)).length, 1, JSON.stringify(rows));
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
-    const drawn = [...screen.matchAll(/\r\x1b\[J([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏][^\r\n]*)\r/g)].map((m) => m[1]);
+    const drawn = [...screen.matchAll(/\r\x1b\[[JK]([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏][^\r\n]*)\r/g)].map((m) => m[1]);
     for (const line of drawn) {
       assert.ok([...line].length < 20, `a progress line of ${[...line].length} columns: ${line}`);
       assert.match(line, /^. waiting for.* … \d+ s$/);
@@ -104,6 +104,36 @@ Deno.test({
     assert.ok(drawn.some((line) => / [1-9]\d* s$/.test(line)), "the seconds count up");
 
     assert.ok(!visibleLines(screen, 20).some((row) => SPINNER.test(row)), "erased at the end");
+  },
+});
+
+Deno.test({
+  name:
+    "terminal: at the top row the progress line erases its own row alone, never to the end of the screen",
+  ignore: !hasScript,
+  async fn() {
+    // An erase to the end of the screen (CSI J, CSI 0J) with the cursor at row 0, column 0 is a
+    // cleared screen to tmux (`scroll-on-clear`): each redraw would push the screen into its
+    // scrollback. With -q and stdout in a file, the terminal has stderr alone: the progress line
+    // is drawn at the top row, again and again, until mm's first log line comes.
+    const cleared = "\x1b[H\x1b[2J";
+    const answer = scratchFile("answer-");
+    const terminal = inTerminal(
+      `printf '\\033[H\\033[2J'; ${
+        clientCommand(["--mm", MM_SIM, "-q", "How much RAM?"])
+      } > '${answer}'`,
+      { env: { MM_SIM_THINK_MS: "1500" }, deadlineMs: 20_000 },
+    );
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const shown = screen.slice(screen.indexOf(cleared) + cleared.length);
+    const topRow = shown.split("\n")[0];
+    assert.match(topRow, /\r\x1b\[K[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for mm … \d+ s\r/, JSON.stringify(shown));
+    assert.doesNotMatch(shown, /\x1b\[0?J/, `an erase to the end of the screen: ${shown}`);
+    assert.match(shown, PROGRESS, "drawn while the model thinks too");
+    const rows = visibleLines(shown);
+    assert.ok(!rows.some((row) => SPINNER.test(row) || row.includes("waiting")), rows.join("\n"));
+    assert.match(Deno.readTextFileSync(answer).trimEnd(), ANSWER_LINE.memory);
   },
 });
 

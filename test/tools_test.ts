@@ -33,16 +33,19 @@ import {
   discovery,
   MODEL_NAMES,
   OS_TEXT,
+  permissionsWith,
   RESULT_LINE,
   ROOT,
   runClient,
   runRogue,
+  runShell,
   seen,
   SLOW_TOOL,
   tempFile,
   traced,
   within,
 } from "./_run.ts";
+import { scratchDir } from "./_scratch.ts";
 
 const TOOL_ERROR = (text: string) => `│ [client tool error: ${text}]`;
 
@@ -613,7 +616,7 @@ Deno.test("tools: a tool that answers later lets the client answer other calls m
   assert.ok(run.log.includes('[client] slow {"ms":400} (session 20261130-120000-0badc0de)'));
 });
 
-Deno.test("tools: a call mm cancels while it runs aborts the tool's signal and is answered -32800 once", async () => {
+Deno.test("tools: a call mm cancels while it runs aborts the tool's signal, is answered -32800 once, and the client says so", async () => {
   const { run, answers: got } = await lentToolsRun();
   const cancelled = got.filter((a) => a.id === 3);
   assert.deepEqual(cancelled, [{
@@ -622,7 +625,34 @@ Deno.test("tools: a call mm cancels while it runs aborts the tool's signal and i
     error: { code: -32800, message: "Request cancelled" },
   } as unknown as Answer]);
   assert.ok(run.stderr.includes("[tool] slow saw its signal abort"), run.stderr);
+  // One line for the one call cancelled: not for the calls that ended, nor a late $/cancel_request.
+  assert.deepEqual(run.log.filter((line) => line.includes("cancelled by mm")), [
+    "[client] slow cancelled by mm",
+  ]);
   assert.ok(!run.stderr.includes("slow failed"), "an aborted call is not a failure to report");
+});
+
+Deno.test("tools: mm's own timeout for a call cancels the lent tool: its signal aborts, the client says so, the turn goes on", async () => {
+  const agent = agentFileWith({ "timeout: 30s": "timeout: 500ms" });
+  const run = await runClient({
+    client: clientWithTools(SLOW_TOOL),
+    args: ["--agent", agent, "What does slow say?"],
+    readAlso: [agent],
+    env: { MM_SIM_ARGS: JSON.stringify({ slow: { ms: 60_000 } }) },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const received = traced(run.stderr).filter((t) => !t.sent).map((t) => t.frame.method);
+  assert.ok(received.includes("$/cancel_request"), "mm cancelled the call");
+  assertInOrder(run.log, [
+    /^\[client\] slow \{"ms":60000\} \(session /,
+    "[client] slow cancelled by mm",
+  ]);
+  assert.ok(run.log.includes("[tool] slow saw its signal abort"), run.stderr);
+  assertInOrder(run.out, [
+    "✖ client: slow failed",
+    TOOL_ERROR("context deadline exceeded"),
+    "[end_turn]",
+  ]);
 });
 
 Deno.test("tools: a tool that throws or rejects is an error result naming it, logged, and the turn goes on", async () => {
@@ -664,84 +694,192 @@ Deno.test("tools: the permission policy follows TOOLS: a lent tool is allowed, i
 });
 
 /** The README's two example tools, as it shows them: its first two `ts` blocks after the heading. */
-function readmeTools(): { clock: string; diskFree: string } {
+function readmeTools(): { envVar: string; slowEcho: string } {
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
   const section = readme.slice(readme.indexOf("## Lend your own tool"));
   const blocks = [...section.matchAll(/\n```ts\n([\s\S]*?)\n```\n/g)].map((m) => `${m[1]}\n`);
   if (blocks.length < 2) throw new Error("the README's Lend your own tool has not two ts blocks");
-  return { clock: blocks[0], diskFree: blocks[1] };
+  return { envVar: blocks[0], slowEcho: blocks[1] };
 }
 
-/** Runs a copy of client.ts with the README's two tools added as it says, asking about both. */
-function copierRun(args: string[] = [], agent?: string) {
-  const { clock, diskFree } = readmeTools();
+/** What a copier's model is given for the README's tools (`MM_SIM_ARGS`). */
+const COPIER_ARGS = { env_var: { name: "HOME" }, slow_echo: { text: "hello", delay_ms: 300 } };
+/** The variables the client itself reads: its `--allow-env` as shipped. */
+const CLIENT_VARIABLES = "MM_BIN,NO_COLOR,TERM";
+/** What `env_var` answers for `HOME` once it may read it. */
+const HOME_TEXT = Deno.env.get("HOME") ?? "HOME is not set";
+
+/**
+ * Runs a copy of client.ts with the README's two tools added as it says, asking about both; with
+ * `home`, `HOME` is added to `--allow-env` as the README's permission paragraph says.
+ */
+function copierRun({ args = [], agent, home = false }: CopierRun = {}) {
+  const { envVar, slowEcho } = readmeTools();
   return runClient({
-    client: clientWithTools(clock + diskFree),
-    args: [...(agent ? ["--agent", agent] : []), ...args, "What do clock and disk_free say?"],
+    client: clientWithTools(envVar + slowEcho),
+    args: [...(agent ? ["--agent", agent] : []), ...args, "What do env_var and slow_echo say?"],
     readAlso: agent ? [agent] : undefined,
+    env: { MM_SIM_ARGS: JSON.stringify(COPIER_ARGS) },
+    // The client's own variables, as shipped (a copier who followed the README has HOME too).
+    permissions: permissionsWith(
+      "--allow-env",
+      `--allow-env=${CLIENT_VARIABLES}${home ? ",HOME" : ""}`,
+    ),
   });
 }
+type CopierRun = { args?: string[]; agent?: string; home?: boolean };
 
-function assertBothShown(run: ClientResult): void {
+/** Both tools called with the model's arguments and their results shown; env_var's by `home`. */
+function assertBothShown(run: ClientResult, home: boolean): void {
   assert.equal(run.code, 0, run.stderr);
-  assertInOrder(run.out, ["🛠️ client: clock", "🛠️ client: disk_free"]);
-  assert.match(
-    run.out.find((line) => line.startsWith("│ ")) ?? "",
-    /^│ \w{3} \w{3} \d\d \d{4} \d\d:\d\d:\d\d GMT/,
-  );
-  assert.ok(run.out.some((line) => /^│ Filesystem\s+Size\s+Used/.test(line)), run.stdout);
-  for (const name of ["clock", "disk_free"]) {
-    assert.ok(run.log.some((line) => line.startsWith(`[client] ${name} {} (session `)), run.stderr);
+  const envVar = home
+    ? [`│ ${HOME_TEXT}`]
+    : ["✖ client: env_var failed", TOOL_ERROR("env_var needs HOME in --allow-env")];
+  assertInOrder(run.out, ["🛠️ client: env_var", "🛠️ client: slow_echo", ...envVar, "│ hello"]);
+  for (const [name, args] of Object.entries(COPIER_ARGS)) {
+    const called = `[client] ${name} ${JSON.stringify(args)} (session `;
+    assert.ok(run.log.some((line) => line.startsWith(called)), run.stderr);
   }
-  assert.ok(!run.stdout.includes("[client tool error"), run.stdout);
   assert.equal(run.out.at(-1), "[end_turn]");
 }
 
-Deno.test("tools: the README's two tools, added as it says, are listed and called (meta discovery)", async () => {
-  const run = await copierRun();
+Deno.test("tools: the README's two tools, added as it says, are listed and called, env_var reading HOME once --allow-env names it (meta discovery)", async () => {
+  const run = await copierRun({ home: true });
   assert.ok(
     run.log.some((line) =>
       line.startsWith("[acp] client tools (meta): ") &&
-      line.includes("client_clock, client_disk_free")
+      line.includes("client_env_var, client_host_info, client_slow_echo")
     ),
     run.stderr,
   );
-  assertBothShown(run);
+  assertBothShown(run, true);
 });
 
-Deno.test("tools: the README's two tools are given in the list request too (request discovery)", async () => {
-  const run = await copierRun(["--request"]);
+Deno.test("tools: the README's two tools are given in the list request too, env_var naming the permission it lacks (request discovery)", async () => {
+  const run = await copierRun({ args: ["--request"] });
   assert.match(
     run.stderr,
-    /\[acp\] session \S+ client tools \(request\): .*client_clock, client_disk_free/,
+    /\[acp\] session \S+ client tools \(request\): .*client_env_var, client_host_info, client_slow_echo/,
   );
-  assertBothShown(run);
+  assertBothShown(run, false);
 });
 
 Deno.test("tools: with yolo false the README's two tools are allowed, the policy following TOOLS", async () => {
-  const run = await copierRun([], agentFileWith({ "yolo: true": "yolo: false" }));
-  assert.ok(run.log.includes('[client] permission for "client: clock": allowed'), run.stderr);
-  assert.ok(run.log.includes('[client] permission for "client: disk_free": allowed'), run.stderr);
-  assertBothShown(run);
+  const run = await copierRun({
+    agent: agentFileWith({ "yolo: true": "yolo: false" }),
+    home: true,
+  });
+  assert.ok(run.log.includes('[client] permission for "client: env_var": allowed'), run.stderr);
+  assert.ok(run.log.includes('[client] permission for "client: slow_echo": allowed'), run.stderr);
+  assertBothShown(run, true);
 });
 
-Deno.test("tools: the README's asynchronous tool passes its signal on: a cancelled call stops its command", async () => {
-  // The README's entry, as written, in a module of its own.
+Deno.test("tools: the README's run of its two tools, in a copy of the project, prints what it shows line for line, each stream apart and both in one pipe", async () => {
+  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+  const section = readme.slice(readme.indexOf("## Lend your own tool"));
+  const shown = section.match(/\n```\n\$ (.*)\n([\s\S]*?)\n```\n/);
+  if (!shown) throw new Error("the README's Lend your own tool shows no run");
+  // A copier's project: client.ts with the two tools pasted, the rest as shipped.
+  const project = scratchDir("copier-");
+  const { envVar, slowEcho } = readmeTools();
+  Deno.copyFileSync(clientWithTools(envVar + slowEcho), `${project}/client.ts`);
+  for (const file of ["deno.lock", "agent.yaml", "agent-request.yaml"]) {
+    Deno.copyFileSync(`${ROOT}/${file}`, `${project}/${file}`);
+  }
+  // The demo task's --allow-env as shipped: the run is a copier's before the permission step.
+  const config = Deno.readTextFileSync(`${ROOT}/deno.json`);
+  const shipped = config.replace(/--allow-env(=[^\s"]*)?/g, `--allow-env=${CLIENT_VARIABLES}`);
+  Deno.writeTextFileSync(`${project}/deno.json`, shipped);
+  Deno.symlinkSync(`${ROOT}/test`, `${project}/test`);
+  const deno = Deno.execPath().replace(/\/[^/]*$/, "");
+  const env = { PATH: `${deno}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}` };
+  // Run twice: each stream apart, and both in one pipe, in the order a terminal shows them.
+  const [apart, merged] = await Promise.all([
+    runShell(`cd '${project}' && ${shown[1]}`, env, 60_000),
+    runShell(`cd '${project}' && (${shown[1]}) 2>&1`, env, 60_000),
+  ]);
+  assert.equal(apart.code, 0, apart.stderr);
+  assert.equal(merged.code, 0, merged.stdout);
+  // The session id is the run's own; all else is as the README shows it.
+  const lines = (text: string) =>
+    text.replace(/\d{8}-\d{6}-[0-9a-f]{8}/g, "<session>").split("\n").filter((l) => l !== "");
+  const isLog = (line: string) => /^\[(acp|client)\] /.test(line);
+  const printed = lines(shown[2]);
+  assert.deepEqual(lines(apart.stdout), printed.filter((line) => !isLog(line)));
+  assert.deepEqual(lines(apart.stderr), printed.filter(isLog));
+  // mm's own log comes through a pipe of its own: its place among the client's lines may vary.
+  const isMm = (line: string) => line.startsWith("[acp] ");
+  const ours = (all: string[]) => all.filter((line) => !isMm(line));
+  assert.deepEqual(ours(lines(merged.stdout)), ours(printed));
+});
+
+/** One of the README's tools, as written, in a module of its own. */
+async function readmeTool(entry: string, name: string): Promise<Tool> {
   const module = tempFile(
-    "disk_free.ts",
+    `${name}.ts`,
     `import { toolText } from "${ROOT}/client.ts";\nexport const tool = ${
-      readmeTools().diskFree.trim().replace(/,$/, "")
+      entry.trim().replace(/,$/, "")
     };\n`,
   );
-  const { tool } = await import(module);
-  const done = await tool.call({}, new AbortController().signal);
-  assert.equal(done.isError, undefined, done.content[0].text);
-  assert.match(done.content[0].text, /Filesystem/);
-  // A df that would run for a minute: only the signal the tool passes on can stop it, as Deno
-  // does when it aborts (SIGTERM: exit code 143).
+  return (await import(module)).tool;
+}
+
+Deno.test("tools: the README's env_var reads the variable its argument names, and says when it is not set", async () => {
+  const tool = await readmeTool(readmeTools().envVar, "env_var");
+  assert.equal(checkArguments(tool, {}), 'env_var: missing parameter "name"');
+  assert.deepEqual(await tool.call({ name: "PATH" }, new AbortController().signal), {
+    content: [{ type: "text", text: Deno.env.get("PATH") }],
+  });
+  const unset = "HOST_INFO_TEST_UNSET_VARIABLE";
+  assert.deepEqual(await tool.call({ name: unset }, new AbortController().signal), {
+    content: [{ type: "text", text: `${unset} is not set` }],
+  });
+});
+
+Deno.test("tools: the README's slow_echo waits its delay, and passes its signal to its timer and its command", async () => {
+  const tool = await readmeTool(readmeTools().slowEcho, "slow_echo");
+  const started = performance.now();
+  const done = await tool.call({ text: "hello", delay_ms: 300 }, new AbortController().signal);
+  assert.ok(performance.now() - started >= 300, `answered after ${performance.now() - started} ms`);
+  assert.deepEqual(done, { content: [{ type: "text", text: "hello" }] });
+  // Cancelled while it waits: the call rejects with the signal's reason, and its timer is cleared
+  // (the global timers are watched meanwhile: the ones set and neither cleared nor fired).
+  const timers = { set: globalThis.setTimeout, clear: globalThis.clearTimeout };
+  const pending = new Map<ReturnType<typeof setTimeout>, number>(); // id → delay
+  const watched = {
+    setTimeout: (fire: () => void, ms = 0) => {
+      const id = timers.set(() => {
+        pending.delete(id);
+        fire();
+      }, ms);
+      pending.set(id, ms);
+      return id;
+    },
+    clearTimeout: (id: ReturnType<typeof setTimeout>) => {
+      pending.delete(id);
+      timers.clear(id);
+    },
+  };
+  Object.assign(globalThis, watched);
+  try {
+    const waiting = new AbortController();
+    const call = Promise.resolve(tool.call({ text: "hello", delay_ms: 60_000 }, waiting.signal));
+    waiting.abort();
+    const reason = await within(5000, "the cancelled wait to end", call).catch((e) => e);
+    assert.equal(reason, waiting.signal.reason);
+    assert.deepEqual([...pending.values()], [], "a timer left running after the cancel");
+  } finally {
+    Object.assign(globalThis, { setTimeout: timers.set, clearTimeout: timers.clear });
+    for (const id of pending.keys()) timers.clear(id);
+  }
+  // Cancelled while its command runs: an echo that would run for a minute, which only the signal
+  // the tool passes on can stop, as Deno does when it aborts (SIGTERM: exit code 143).
   const real = Deno.Command;
-  class SlowDf {
-    constructor(readonly command: string, readonly options: Deno.CommandOptions) {}
+  const echoing = Promise.withResolvers<void>();
+  class SlowEcho {
+    constructor(readonly command: string, readonly options: Deno.CommandOptions) {
+      echoing.resolve();
+    }
     output(): Promise<{ code: number; stdout: Uint8Array; stderr: Uint8Array }> {
       const empty = new Uint8Array();
       return new Promise((resolve) => {
@@ -753,16 +891,14 @@ Deno.test("tools: the README's asynchronous tool passes its signal on: a cancell
       });
     }
   }
-  Object.assign(Deno, { Command: SlowDf });
+  Object.assign(Deno, { Command: SlowEcho });
   try {
-    const cancel = new AbortController();
-    const call = tool.call({}, cancel.signal);
-    cancel.abort();
-    const cancelled = await within(5000, "the cancelled call to end", call);
-    assert.deepEqual(cancelled, {
-      content: [{ type: "text", text: "df exited with code 143" }],
-      isError: true,
-    });
+    const running = new AbortController();
+    const echo = Promise.resolve(tool.call({ text: "hello", delay_ms: 0 }, running.signal));
+    await within(5000, "the echo to start", echoing.promise);
+    running.abort();
+    const stopped = await within(5000, "the cancelled echo to end", echo);
+    assert.deepEqual(stopped, { content: [{ type: "text", text: "" }] });
   } finally {
     Object.assign(Deno, { Command: real });
   }
