@@ -26,7 +26,7 @@ import {
   startClient,
   tempFile,
 } from "./_run.ts";
-import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import { hasScript, inTerminal, type Terminal, visibleLines } from "./_pty.ts";
 import { scratchDir } from "./_scratch.ts";
 
 /** The client at a terminal, with an mm that ignores session/cancel and writes its pids there. */
@@ -408,17 +408,30 @@ const README_PATH_LINE = Deno.readTextFileSync(`${ROOT}/README.md`).split("\n")
 const SHELL_PROMPT = "shell$ ";
 
 /**
- * An interactive shell at a pseudo-terminal, as a person has one: `sh -i`, with job control, so
- * that each command line is a job the shell puts in the foreground and takes the terminal back
- * from when the job's first process ends.
+ * Runs `session` in an interactive shell at a pseudo-terminal, as a person has one: `sh -i`, with
+ * job control, so that each command line is a job the shell puts in the foreground and takes the
+ * terminal back from when the job's first process ends. Then the shell is left with `exit`;
+ * returns what the terminal showed. A failed session kills the shell.
  */
-async function interactiveShell(env: Record<string, string>) {
+async function inInteractiveShell(
+  env: Record<string, string>,
+  session: (terminal: Terminal) => Promise<void>,
+): Promise<{ code: number; screen: string }> {
   const terminal = inTerminal("exec sh -i", {
     env: { PS1: SHELL_PROMPT, ...env },
     deadlineMs: 180_000,
   });
-  await terminal.waitFor(SHELL_PROMPT, 60_000);
-  return terminal;
+  try {
+    await terminal.waitFor(SHELL_PROMPT, 60_000);
+    await session(terminal);
+    await terminal.type("exit\r");
+    return await terminal.done();
+  } finally {
+    if (terminal.running()) {
+      terminal.kill();
+      await terminal.done().catch(() => {});
+    }
+  }
 }
 
 /** Waits, 60 s at most, until no process has `token` on its command line. */
@@ -449,37 +462,36 @@ Deno.test({
     if (NPM_WRAPPER) Deno.symlinkSync(NPM_WRAPPER, `${wrapped}/deno`);
     const real = Deno.execPath().replace(/\/[^/]*$/, "");
     const pidFile = tempFile("pid", "");
-    const terminal = await interactiveShell({
+    const env = {
       PATH: `${wrapped}:${real}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
       MM_SIM_THINK_MS: "8000",
       MM_SIM_PID_FILE: pidFile,
+    };
+    const { screen } = await inInteractiveShell(env, async (terminal) => {
+      await terminal.type(`${README_PATH_LINE}\r`);
+      await terminal.type(`echo "deno is $(command -v deno)"\r`);
+      const found = /deno is (\/[^\r\n]*)\r\n/;
+      await terminal.waitFor(found, 60_000);
+      const deno = found.exec(terminal.screen())?.[1] ?? "";
+      assert.ok(!deno.startsWith(wrapped), `still the wrapper: ${deno}`);
+      assert.ok(!Deno.realPathSync(deno).endsWith(".cjs"), deno);
+      await terminal.type(`deno task -q demo -- -i "How much memory?"\r`);
+      await terminal.waitFor("❓ How much memory?", 60_000);
+      const started = terminal.screen().length;
+      await sleep(300); // the prompt is on its way to mm
+      await terminal.type("\x03");
+      await terminal.waitFor(/\[cancelled\]\r\n> /, 60_000);
+      const cancelled = terminal.screen().slice(started);
+      assert.ok(!cancelled.includes(SHELL_PROMPT), `the shell took the terminal: ${cancelled}`);
+      await terminal.type("And since when is it up?\r");
+      await terminal.waitFor(/❓ And since when is it up\?[^]*\[end_turn\]\r\n> /, 60_000);
+      await terminal.type("\x04");
+      await terminal.waitFor(/continue with: --resume [\w-]+\r\n[^]*shell\$ /, 60_000);
+      await terminal.type(`echo "exit $?"\r`);
+      await terminal.waitFor(/exit \d+\r\n/, 60_000);
+      assert.match(terminal.screen(), /exit 0\r\n/);
     });
-    await terminal.type(`${README_PATH_LINE}\r`);
-    await terminal.type(`echo "deno is $(command -v deno)"\r`);
-    const found = /deno is (\/[^\r\n]*)\r\n/;
-    await terminal.waitFor(found, 60_000);
-    const deno = found.exec(terminal.screen())?.[1] ?? "";
-    assert.ok(!deno.startsWith(wrapped), `still the wrapper: ${deno}`);
-    assert.ok(!Deno.realPathSync(deno).endsWith(".cjs"), deno);
-    await terminal.type(`deno task -q demo -- -i "How much memory?"\r`);
-    await terminal.waitFor("❓ How much memory?", 60_000);
-    const started = terminal.screen().length;
-    await sleep(300); // the prompt is on its way to mm
-    await terminal.type("\x03");
-    await terminal.waitFor(/\[cancelled\]\r\n> /, 60_000);
-    const cancelled = terminal.screen().slice(started);
-    assert.ok(!cancelled.includes(SHELL_PROMPT), `the shell took the terminal: ${cancelled}`);
-    await terminal.type("And since when is it up?\r");
-    await terminal.waitFor(/❓ And since when is it up\?[^]*\[end_turn\]\r\n> /, 60_000);
-    await terminal.type("\x04");
-    await terminal.waitFor(/continue with: --resume [\w-]+\r\n[^]*shell\$ /, 60_000);
-    await terminal.type(`echo "exit $?"\r`);
-    await terminal.waitFor(/exit \d+\r\n/, 60_000);
-    assert.match(terminal.screen(), /exit 0\r\n/);
     assertNoPeerLeft(pidFile);
-    await terminal.type("exit\r");
-    const { code, screen } = await terminal.done();
-    assert.equal(code, 0, JSON.stringify(screen));
     assert.ok(!screen.includes("error:"), JSON.stringify(screen));
   },
 });
@@ -491,16 +503,16 @@ Deno.test({
   async fn() {
     const pidFile = tempFile("pid", "");
     const word = uniqueWord();
-    const terminal = await interactiveShell({ MM_SIM_THINK_MS: "30000", MM_SIM_PID_FILE: pidFile });
-    await terminal.type(`node '${NPM_WRAPPER}' task -q demo -- -i "How much memory? ${word}"\r`);
-    await terminal.waitFor("❓ How much memory?", 60_000);
-    await sleep(300); // the prompt is on its way to mm
-    await terminal.type("\x03");
-    await terminal.waitFor(/error: [^\r\n]*\r\n/, 60_000);
-    await noProcessWith(word);
+    const env = { MM_SIM_THINK_MS: "30000", MM_SIM_PID_FILE: pidFile };
+    const { screen } = await inInteractiveShell(env, async (terminal) => {
+      await terminal.type(`node '${NPM_WRAPPER}' task -q demo -- -i "How much memory? ${word}"\r`);
+      await terminal.waitFor("❓ How much memory?", 60_000);
+      await sleep(300); // the prompt is on its way to mm
+      await terminal.type("\x03");
+      await terminal.waitFor(/error: [^\r\n]*\r\n/, 60_000);
+      await noProcessWith(word);
+    });
     assertNoPeerLeft(pidFile);
-    await terminal.type("exit\r");
-    const { screen } = await terminal.done();
     assert.ok(screen.includes("[cancelled]"), JSON.stringify(screen));
     const errors = visibleLines(screen).filter((line) => line.includes("error"));
     assert.equal(errors.length, 1, errors.join("\n"));
@@ -519,23 +531,19 @@ Deno.test({
   async fn() {
     const pidFile = tempFile("pid", "");
     const word = uniqueWord();
-    const terminal = await interactiveShell({
-      ROGUE_SCENARIO: "ignore-cancel",
-      ROGUE_PID_FILE: pidFile,
+    const env = { ROGUE_SCENARIO: "ignore-cancel", ROGUE_PID_FILE: pidFile };
+    const { screen } = await inInteractiveShell(env, async (terminal) => {
+      const args = `--mm test/rogue-mm "How much memory? ${word}"`;
+      await terminal.type(`node '${NPM_WRAPPER}' task -q demo -- ${args}\r`);
+      await terminal.waitFor(/waiting for the model … \d+ s/, 60_000);
+      await terminal.type("\x03");
+      await terminal.waitFor(/\^C[^]*shell\$ /, 60_000); // the shell is back
+      // mm ignores the cancel: the client goes on after the shell's prompt, for the 5 s grace.
+      await noProcessWith(word);
     });
-    const args = `--mm test/rogue-mm "How much memory? ${word}"`;
-    await terminal.type(`node '${NPM_WRAPPER}' task -q demo -- ${args}\r`);
-    await terminal.waitFor(/waiting for the model … \d+ s/, 60_000);
-    await terminal.type("\x03");
-    await terminal.waitFor(/\^C[^]*shell\$ /, 60_000); // the shell is back
-    // mm ignores the cancel: the client goes on after the shell's prompt, for the 5 s grace.
-    await noProcessWith(word);
     assertNoPeerLeft(pidFile);
-    const screen = terminal.screen();
-    const afterPrompt = screen.slice(screen.lastIndexOf(SHELL_PROMPT));
+    const afterPrompt = screen.slice(screen.lastIndexOf(SHELL_PROMPT)); // the one after Ctrl-C
     assert.ok(afterPrompt.includes("killing it"), JSON.stringify(afterPrompt));
     assert.ok(!afterPrompt.includes("waiting for"), JSON.stringify(afterPrompt));
-    await terminal.type("exit\r");
-    await terminal.done();
   },
 });
