@@ -489,14 +489,21 @@ async function ask(run: Run, method: string, params: object, seconds = Infinity)
   }
 }
 
-/** The lines of stdin, for `-i` and `-`; a line over the limit is named as stdin's. */
+/** Why the terminal cannot be read any more, most often, and what to do. */
+const LOST_TERMINAL = "most likely the shell took it back when npm's Node wrapper around deno " +
+  'ended at Ctrl-C; put the real deno binary first on PATH (the README\'s "Two commands" says how)';
+/** The lines of stdin, for `-i` and `-`; a line over the limit, or a failed read, is an error. */
 async function* stdinLines(): AsyncGenerator<string> {
   const reader = new LineReader();
   try {
     for await (const chunk of Deno.stdin.readable) yield* reader.push(chunk);
   } catch (error) {
     if (error instanceof LineTooLongError) throw new ClientError(`stdin has ${error.message}`, 2);
-    throw error;
+    const reason = errorText(error).replace(/ \(os error \d+\)$/, ""); // the system's words
+    if (!Deno.stdin.isTerminal()) throw new ClientError(`cannot read stdin: ${reason}`);
+    // The program the shell started, a wrapper around deno (npm's bin.cjs, a Node process), ended
+    // at Ctrl-C and the shell took the terminal back; the client, in the background, reads EIO.
+    throw new ClientError(`cannot read the terminal any more (stdin: ${reason}): ${LOST_TERMINAL}`);
   }
   const last = reader.flush();
   if (last !== undefined) yield last;
@@ -677,7 +684,10 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
 function cancelTurn(run: Run, code: number, why?: string): void {
   run.out.log("cancelling…");
   run.connection.notify("session/cancel", { sessionId: run.sessionId });
-  run.out.waitFor("mm to end the turn");
+  // After Ctrl-C a one-shot run draws no progress line: the shell may have the terminal already
+  // (a wrapper around deno ended at the keypress), and erasing the line would erase its prompt.
+  const oneShotCtrlC = code === 130 && !run.options.interactive;
+  run.out.waitFor(oneShotCtrlC ? undefined : "mm to end the turn");
   const late = () => killMm(run, code, "mm did not answer the cancellation in time; killing it");
   run.cancelled = { code, why, stopTimer: after(CANCEL_GRACE_MS, late) };
 }

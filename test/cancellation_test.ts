@@ -3,8 +3,9 @@
  * reaches the whole foreground process group: the first Ctrl-C or SIGTERM cancels the turn the ACP
  * way (`session/cancel`), a second one or the 5 s grace kills an mm that does not end it, before
  * the session exists or at the `-i` prompt it ends the client; a permission asked after the
- * cancel is answered cancelled. (`--turn-timeout`, which cancels a silent turn, is in
- * turn_timeout_test.ts.)
+ * cancel is answered cancelled. At an interactive shell: Ctrl-C with the real deno on PATH as the
+ * README puts it, and through Deno's npm wrapper, whose end at Ctrl-C takes the terminal from the
+ * client. (`--turn-timeout`, which cancels a silent turn, is in turn_timeout_test.ts.)
  */
 
 import assert from "node:assert/strict";
@@ -20,6 +21,7 @@ import {
   OS_TEXT,
   ROGUE,
   rogue,
+  ROOT,
   seen,
   silentMm,
   sleep,
@@ -28,12 +30,13 @@ import {
   tempFile,
   traced,
 } from "./_run.ts";
-import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import { hasScript, inTerminal, type Terminal, visibleLines } from "./_pty.ts";
+import { scratchDir } from "./_scratch.ts";
 
 /** The client at a terminal, with an mm that ignores session/cancel and writes its pids there. */
-function ignoringCancelAtTerminal() {
+function ignoringCancelAtTerminal(args: string[] = []) {
   const pidFile = tempFile("pid", "");
-  const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
+  const terminal = inTerminal(clientCommand(["--mm", ROGUE, ...args]), {
     env: { ROGUE_SCENARIO: "ignore-cancel", ROGUE_PID_FILE: pidFile },
     deadlineMs: 20_000,
   });
@@ -302,10 +305,10 @@ Deno.test({
 
 Deno.test({
   name:
-    "cancellation: at a terminal, once Ctrl-C has cancelled the turn the progress line waits for mm to end it, not for the model",
+    "cancellation: -i at a terminal, once Ctrl-C has cancelled the turn the progress line waits for mm to end it, not for the model",
   ignore: !hasScript,
   async fn() {
-    const { terminal, pidFile } = ignoringCancelAtTerminal();
+    const { terminal, pidFile } = ignoringCancelAtTerminal(["-i", "How much memory?"]);
     await terminal.waitFor(/waiting for the model … \d+ s/);
     await terminal.type("\x03");
     await terminal.waitFor("[client] cancelling…", 3000);
@@ -316,6 +319,27 @@ Deno.test({
     assert.equal(code, 130, JSON.stringify(screen));
     const after = screen.slice(cancelled);
     assert.ok(!after.includes("waiting for the model"), JSON.stringify(after));
+    assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
+    "cancellation: a one-shot run at a terminal draws no progress line after Ctrl-C while mm ends the turn: the shell may have the terminal back",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = ignoringCancelAtTerminal();
+    await terminal.waitFor(/waiting for the model … \d+ s/);
+    await terminal.type("\x03");
+    await terminal.waitFor("[client] cancelling…", 60_000);
+    const cancelled = terminal.screen().indexOf("[client] cancelling…");
+    await sleep(1500); // the line would be drawn at once, and again every 100 ms
+    const after = terminal.screen().slice(cancelled);
+    assert.ok(!after.includes("waiting for"), JSON.stringify(after));
+    assert.ok(!after.includes("\x1b[J"), `the line was erased again: ${JSON.stringify(after)}`);
+    await terminal.type("\x03");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 130, JSON.stringify(screen));
     assertNoPeerLeft(pidFile);
   },
 });
@@ -368,3 +392,188 @@ for (
     },
   });
 }
+
+// ─── Ctrl-C through the user's own deno ──────────────────────────────────────
+
+/**
+ * Deno's npm wrapper, `bin.cjs` (a Node process that runs the real binary beside it and dies at
+ * the first Ctrl-C), when the deno running the tests came from npm: the binary is in the `deno`
+ * package's folder, or in its platform package `node_modules/@deno/<platform>/`, next to the
+ * `deno` package (npx) or inside it (an install whose script did not run). Undefined without one,
+ * or without `node` to run it.
+ */
+const NPM_WRAPPER: string | undefined = (() => {
+  const folder = Deno.execPath().replace(/\/[^/]*$/, "");
+  const candidates = [
+    `${folder}/bin.cjs`,
+    `${folder}/../../deno/bin.cjs`,
+    `${folder}/../../../bin.cjs`,
+  ];
+  const isDenoPackage = (wrapper: string) => {
+    try {
+      const manifest = wrapper.replace(/bin\.cjs$/, "package.json");
+      return JSON.parse(Deno.readTextFileSync(manifest)).name === "deno";
+    } catch {
+      return false;
+    }
+  };
+  const wrapper = candidates.find(isDenoPackage);
+  if (wrapper === undefined) return undefined;
+  try {
+    new Deno.Command("node", { args: ["--version"], stdout: "null", stderr: "null" }).outputSync();
+  } catch {
+    return undefined; // no node
+  }
+  return Deno.realPathSync(wrapper);
+})();
+const NO_WRAPPER = NPM_WRAPPER
+  ? ""
+  : " (ignored: the deno running the tests has no npm wrapper beside it, or there is no node)";
+
+/** The README's line that puts the real deno binary first on `PATH`. */
+const README_PATH_LINE = Deno.readTextFileSync(`${ROOT}/README.md`).split("\n")
+  .find((line) => line.startsWith("export PATH="));
+
+/** The prompt of the interactive shell below. */
+const SHELL_PROMPT = "shell$ ";
+
+/**
+ * Runs `session` in an interactive shell at a pseudo-terminal, as a person has one: `sh -i`, with
+ * job control, so that each command line is a job the shell puts in the foreground and takes the
+ * terminal back from when the job's first process ends. Then the shell is left with `exit`;
+ * returns what the terminal showed. A failed session kills the shell.
+ */
+async function inInteractiveShell(
+  env: Record<string, string>,
+  session: (terminal: Terminal) => Promise<void>,
+): Promise<{ code: number; screen: string }> {
+  const terminal = inTerminal("exec sh -i", {
+    env: { PS1: SHELL_PROMPT, ...env },
+    deadlineMs: 180_000,
+  });
+  try {
+    await terminal.waitFor(SHELL_PROMPT, 60_000);
+    await session(terminal);
+    await terminal.type("exit\r");
+    return await terminal.done();
+  } finally {
+    if (terminal.running()) {
+      terminal.kill();
+      await terminal.done().catch(() => {});
+    }
+  }
+}
+
+/** Waits, 60 s at most, until no process has `token` on its command line. */
+async function noProcessWith(token: string): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    const ps = new Deno.Command("ps", { args: ["-A", "-o", "args="], stdout: "piped" });
+    const lines = new TextDecoder().decode((await ps.output()).stdout).split("\n");
+    const left = lines.filter((line) => line.includes(token));
+    if (left.length === 0) return;
+    if (performance.now() > deadline) throw new Error(`still running:\n${left.join("\n")}`);
+    await sleep(200);
+  }
+}
+
+/** A word no other process has on its command line (hexadecimal: no topic of the stand-in). */
+const uniqueWord = () => crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+
+Deno.test({
+  name:
+    "cancellation: -i at an interactive shell, with the real deno put on PATH as the README says: Ctrl-C cancels the turn and comes back to >, the next question is answered, Ctrl-D exits 0",
+  ignore: !hasScript,
+  async fn() {
+    assert.ok(README_PATH_LINE, "the README has no line starting with `export PATH=`");
+    // Where npm's wrapper is at hand, `deno` on PATH is the wrapper first, as after an npm
+    // install whose script did not run: the README's line puts the real binary before it.
+    const wrapped = scratchDir("wrapped-");
+    if (NPM_WRAPPER) Deno.symlinkSync(NPM_WRAPPER, `${wrapped}/deno`);
+    const real = Deno.execPath().replace(/\/[^/]*$/, "");
+    const pidFile = tempFile("pid", "");
+    const env = {
+      PATH: `${wrapped}:${real}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+      MM_SIM_THINK_MS: "8000",
+      MM_SIM_PID_FILE: pidFile,
+    };
+    const { screen } = await inInteractiveShell(env, async (terminal) => {
+      await terminal.type(`${README_PATH_LINE}\r`);
+      await terminal.type(`echo "deno is $(command -v deno)"\r`);
+      const found = /deno is (\/[^\r\n]*)\r\n/;
+      await terminal.waitFor(found, 60_000);
+      const deno = found.exec(terminal.screen())?.[1] ?? "";
+      assert.ok(!deno.startsWith(wrapped), `still the wrapper: ${deno}`);
+      assert.ok(!Deno.realPathSync(deno).endsWith(".cjs"), deno);
+      await terminal.type(`deno task -q demo -- -i "How much memory?"\r`);
+      await terminal.waitFor("❓ How much memory?", 60_000);
+      const started = terminal.screen().length;
+      await sleep(300); // the prompt is on its way to mm
+      await terminal.type("\x03");
+      await terminal.waitFor(/\[cancelled\]\r\n> /, 60_000);
+      const cancelled = terminal.screen().slice(started);
+      assert.ok(!cancelled.includes(SHELL_PROMPT), `the shell took the terminal: ${cancelled}`);
+      await terminal.type("And since when is it up?\r");
+      await terminal.waitFor(/❓ And since when is it up\?[^]*\[end_turn\]\r\n> /, 60_000);
+      await terminal.type("\x04");
+      await terminal.waitFor(/continue with: --resume [\w-]+\r\n[^]*shell\$ /, 60_000);
+      await terminal.type(`echo "exit $?"\r`);
+      await terminal.waitFor(/exit \d+\r\n/, 60_000);
+      assert.match(terminal.screen(), /exit 0\r\n/);
+    });
+    assertNoPeerLeft(pidFile);
+    assert.ok(!screen.includes("error:"), JSON.stringify(screen));
+  },
+});
+
+Deno.test({
+  name:
+    `cancellation: -i through Deno's npm wrapper at an interactive shell: Ctrl-C cancels the turn, and the client, without its terminal, ends in one error line saying so, mm and itself gone${NO_WRAPPER}`,
+  ignore: !hasScript || !NPM_WRAPPER,
+  async fn() {
+    const pidFile = tempFile("pid", "");
+    const word = uniqueWord();
+    const env = { MM_SIM_THINK_MS: "30000", MM_SIM_PID_FILE: pidFile };
+    const { screen } = await inInteractiveShell(env, async (terminal) => {
+      await terminal.type(`node '${NPM_WRAPPER}' task -q demo -- -i "How much memory? ${word}"\r`);
+      await terminal.waitFor("❓ How much memory?", 60_000);
+      await sleep(300); // the prompt is on its way to mm
+      await terminal.type("\x03");
+      await terminal.waitFor(/error: [^\r\n]*\r\n/, 60_000);
+      await noProcessWith(word);
+    });
+    assertNoPeerLeft(pidFile);
+    assert.ok(screen.includes("[cancelled]"), JSON.stringify(screen));
+    const errors = visibleLines(screen).filter((line) => line.includes("error"));
+    assert.equal(errors.length, 1, errors.join("\n"));
+    const lost = "error: cannot read the terminal any more (stdin: Input/output error): most " +
+      "likely the shell took it back when npm's Node wrapper around deno ended at Ctrl-C; put " +
+      `the real deno binary first on PATH (the README's "Two commands" says how)`;
+    assert.equal(errors[0], lost);
+    assert.ok(!screen.includes("os error"), JSON.stringify(screen));
+  },
+});
+
+Deno.test({
+  name:
+    `cancellation: a one-shot run through Deno's npm wrapper at an interactive shell: after Ctrl-C the shell has its prompt back, the client draws no progress line over it, and mm is ended${NO_WRAPPER}`,
+  ignore: !hasScript || !NPM_WRAPPER,
+  async fn() {
+    const pidFile = tempFile("pid", "");
+    const word = uniqueWord();
+    const env = { ROGUE_SCENARIO: "ignore-cancel", ROGUE_PID_FILE: pidFile };
+    const { screen } = await inInteractiveShell(env, async (terminal) => {
+      const args = `--mm test/rogue-mm "How much memory? ${word}"`;
+      await terminal.type(`node '${NPM_WRAPPER}' task -q demo -- ${args}\r`);
+      await terminal.waitFor(/waiting for the model … \d+ s/, 60_000);
+      await terminal.type("\x03");
+      await terminal.waitFor(/\^C[^]*shell\$ /, 60_000); // the shell is back
+      // mm ignores the cancel: the client goes on after the shell's prompt, for the 5 s grace.
+      await noProcessWith(word);
+    });
+    assertNoPeerLeft(pidFile);
+    const afterPrompt = screen.slice(screen.lastIndexOf(SHELL_PROMPT)); // the one after Ctrl-C
+    assert.ok(afterPrompt.includes("killing it"), JSON.stringify(afterPrompt));
+    assert.ok(!afterPrompt.includes("waiting for"), JSON.stringify(afterPrompt));
+  },
+});

@@ -25,6 +25,7 @@ import {
   seen,
   sentWith,
   startClient,
+  tempFile,
   TOOL_NAMES,
   traced,
   turnsOf,
@@ -160,6 +161,19 @@ Deno.test("-i: a last question without a line end is read", async () => {
   assert.equal(run.out.at(-1), "[end_turn]");
 });
 
+Deno.test("-i: stdin that cannot be read (a folder) ends the run in one error line naming it, exit 1, no mm left", async () => {
+  const pidFile = tempFile("pid", "");
+  const run = await runShell(`exec ${clientCommand(["--mm", MM_SIM, "-i", "How much RAM?"])} < /`, {
+    MM_SIM_PID_FILE: pidFile,
+  });
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.stdout.split("\n").at(-2), "[end_turn]", run.stdout); // the first turn ran
+  const errors = run.stderr.split("\n").filter((line) => line.startsWith("error:"));
+  assert.deepEqual(errors, ["error: cannot read stdin: Is a directory"], run.stderr);
+  assert.ok(!run.stderr.includes("os error"), run.stderr);
+  assertNoPeerLeft(pidFile);
+});
+
 // ─── - ───────────────────────────────────────────────────────────────────────
 
 Deno.test("-: reads the question from stdin, trimmed", async () => {
@@ -182,6 +196,17 @@ Deno.test("-: a question of several lines reaches mm as it was written, its line
     type: "text",
     text: "How much RAM?\nAnd which CPU?",
   }]);
+});
+
+Deno.test("-: stdin that cannot be read (a folder) is one error line naming it, exit 1, before mm starts", async () => {
+  const pidFile = tempFile("pid", "");
+  const run = await runShell(`exec ${clientCommand(["--mm", MM_SIM, "-"])} < /`, {
+    MM_SIM_PID_FILE: pidFile,
+  });
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.stderr, "error: cannot read stdin: Is a directory\n");
+  assert.equal(run.stdout, "");
+  assert.equal(Deno.readTextFileSync(pidFile), "", "mm was started");
 });
 
 Deno.test("-: an empty stdin asks the default question", async () => {
