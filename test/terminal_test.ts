@@ -22,7 +22,7 @@ import {
   sleep,
   turnsOf,
 } from "./_run.ts";
-import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import { atPermissionQuestion, hasScript, inTerminal, visibleLines } from "./_pty.ts";
 import { scratchFile } from "./_scratch.ts";
 
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
@@ -104,6 +104,27 @@ Deno.test({
     assert.ok(drawn.some((line) => / [1-9]\d* s$/.test(line)), "the seconds count up");
 
     assert.ok(!visibleLines(screen, 20).some((row) => SPINNER.test(row)), "erased at the end");
+  },
+});
+
+Deno.test({
+  name:
+    "terminal: at a permission question the progress line waits for you, below the question, and is erased once answered",
+  ignore: !hasScript,
+  async fn() {
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
+      env: { ROGUE_SCENARIO: "ask-shell" },
+    });
+    await atPermissionQuestion(terminal);
+    await terminal.waitFor(/waiting for you … [1-9]\d* s/);
+    const during = visibleLines(terminal.screen());
+    assert.match(during.at(-1)!, /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for you … \d+ s$/, during.join("\n"));
+    assert.equal(during.at(-2), "   [a] Allow  [A] Always  [r] Reject  [R] Never  (Enter: Reject)");
+    await terminal.type("a");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    assert.deepEqual(lines.filter((l) => l.includes("waiting for")), [], lines.join("\n"));
   },
 });
 
