@@ -171,7 +171,7 @@ const OPTION_KEYS = new Map([
   ["reject_always", "R"],
 ]);
 /** An option of mm's that the person can pick, and its key. */
-type KeyedOption = { key: string; option: Record<string, unknown> };
+export type KeyedOption = { key: string; option: Record<string, unknown> };
 /** mm's options with a key each, in mm's order: of each kind the first, if it has an id. */
 export function optionKeys(options: unknown): KeyedOption[] {
   const keyed: KeyedOption[] = [];

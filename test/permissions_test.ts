@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { choosePermission, isOfferedToolTitle, TOOLS } from "../client.ts";
+import { choosePermission, isOfferedToolTitle, optionKeys, TOOLS } from "../client.ts";
 import {
   agentFileWith,
   askingShellAgent,
@@ -102,6 +102,27 @@ Deno.test("permissions: without an allow option an allowed call is refused, neve
   assert.deepEqual(choosePermission([{ kind: "allow_once" }, null, 3], true), {
     outcome: "cancelled",
   });
+});
+
+Deno.test("permissions: a question's keys are a, A, r and R by kind, in mm's order, for the first option of each kind with an id", () => {
+  const { allowOnce, allowAlways, rejectOnce, rejectAlways } = OPTIONS;
+  const keyed = optionKeys([rejectOnce, allowAlways, allowOnce, rejectAlways]);
+  assert.deepEqual(keyed.map(({ key, option }) => [key, option.optionId]), [
+    ["r", "r1"],
+    ["A", "a2"],
+    ["a", "a1"],
+    ["R", "r2"],
+  ]);
+  const odd = [
+    { optionId: "x", name: "Maybe", kind: "allow_sometimes" },
+    { name: "Allow", kind: "allow_once" },
+    allowOnce,
+    { ...allowOnce, optionId: "a3" },
+    null,
+    "allow_once",
+  ];
+  assert.deepEqual(optionKeys(odd).map(({ key, option }) => [key, option.optionId]), [["a", "a1"]]);
+  assert.deepEqual(optionKeys("not a list"), []);
 });
 
 // ─── The policy, end to end ──────────────────────────────────────────────────
