@@ -143,9 +143,11 @@ function answerPermission(run: Run, params: unknown, signal: AbortSignal) {
   }
   const asked = run.questions.then(() => askPerson(run, toolCall, keys, signal));
   run.questions = asked;
-  return asked.then((outcome) =>
-    answer(outcome ?? { outcome: "cancelled" }, outcome ? " (asked)" : "")
-  );
+  return asked.then((outcome) => {
+    const reply = answer(outcome ?? { outcome: "cancelled" }, outcome ? " (asked)" : "");
+    if (!run.cancelled) run.out.waitFor("the model"); // no longer for you
+    return reply;
+  });
 }
 /** Logs the answer to a permission, and shows a refusal; returns what mm is sent. */
 function answered(run: Run, call: Call, params: unknown, outcome: Outcome, how: string) {
@@ -735,7 +737,7 @@ async function askPerson(run: Run, toolCall: unknown, keys: KeyedOption[], signa
   const safe = keys.find(({ key }) => key === "r") ?? keys.find(({ key }) => key === "R");
   const named = (keyed?: KeyedOption) => String(keyed?.option.name ?? keyed?.option.kind);
   const choices = keys.map((keyed) => `[${keyed.key}] ${named(keyed)}`).join("  ");
-  for (const line of whatItWouldDo(toolCall)) out.note(fit(`   ${line}`));
+  for (const line of whatItWouldDo(toolCall)) out.note(`   ${line}`); // whole: nothing hidden
   out.note(`   ${choices}  (Enter: ${safe ? named(safe) : "cancel"})`);
   run.askingYou = true;
   out.waitFor("you");
@@ -747,7 +749,6 @@ async function askPerson(run: Run, toolCall: unknown, keys: KeyedOption[], signa
     return { outcome: "selected", optionId: String(picked.option.optionId) } as const;
   } finally {
     run.askingYou = false;
-    if (!run.cancelled) out.waitFor("the model");
   }
 }
 /** What a call asked about would do: its kind, its command or input, its diffs, its places. */
@@ -772,13 +773,16 @@ const TYPED_AHEAD_MS = 250;
 /** One of `keys` or Enter (`\r`), read in raw mode; `undefined` when `stop` comes first. */
 async function readKey(run: Run, keys: string[], stop: Promise<unknown>) {
   const shown = performance.now();
-  Deno.stdin.setRaw(true, { cbreak: true }); // cbreak: Ctrl-C is still SIGINT, and cancels the turn
+  // cbreak: Ctrl-C is still SIGINT, which cancels the turn. Windows has no cbreak: Ctrl-C is a key.
+  const windows = Deno.build.os === "windows";
+  Deno.stdin.setRaw(true, { cbreak: !windows });
   try {
     for (;;) {
       const read = await run.keyboard.next(stop);
       if (read === undefined) return undefined;
       if (read.done) return "\r"; // the end of input: the safe choice
       const key = new TextDecoder().decode(read.value);
+      if (key === "\x03") interrupt(run, "SIGINT");
       const typedAhead = performance.now() - shown < TYPED_AHEAD_MS;
       if (!typedAhead && (key === "\r" || key === "\n" || keys.includes(key))) return key;
     }

@@ -12,6 +12,7 @@
 import assert from "node:assert/strict";
 import {
   ANSWER_LINE,
+  askingShellAgent,
   assertInOrder,
   assertTurn,
   clientCommand,
@@ -109,20 +110,26 @@ Deno.test({
 
 Deno.test({
   name:
-    "terminal: at a permission question the progress line waits for you, below the question, and is erased once answered",
+    "terminal: at a permission question the progress line waits for you, below the question, through mm's other updates, and is erased once answered",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "ask-shell" },
-    });
+    // The batch model runs host_info for the OS while the shell's question is open.
+    const { agent, permissions } = askingShellAgent();
+    const args = ["--mm", MM_SIM, "--agent", agent, "What OS, and how big is my disk?"];
+    const terminal = inTerminal(clientCommand(args, permissions));
     await atPermissionQuestion(terminal);
-    await terminal.waitFor(/waiting for you … [1-9]\d* s/);
+    const asked = terminal.screen().lastIndexOf("(Enter: ");
+    await terminal.waitFor(/│ .*host name/); // host_info's result, shown during the question
+    await sleep(1200); // some redraws
     const during = visibleLines(terminal.screen());
     assert.match(during.at(-1)!, /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for you … \d+ s$/, during.join("\n"));
-    assert.equal(during.at(-2), "   [a] Allow  [A] Always  [r] Reject  [R] Never  (Enter: Reject)");
-    await terminal.type("a");
+    assert.ok(during.includes("   [a] Allow  [A] Always allow  [r] Reject  (Enter: Reject)"));
+    await terminal.type("r");
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
+    const answered = screen.indexOf('[client] permission for "bash');
+    const waits = screen.slice(asked, answered).match(/waiting for [^…]*/g) ?? [];
+    assert.deepEqual([...new Set(waits)], ["waiting for you "], "another wait drawn meanwhile");
     const lines = visibleLines(screen);
     assert.deepEqual(lines.filter((l) => l.includes("waiting for")), [], lines.join("\n"));
   },
