@@ -145,7 +145,7 @@ function answerPermission(run: Run, params: unknown, signal: AbortSignal) {
   run.questions = asked;
   return asked.then((outcome) => {
     const reply = answer(outcome ?? { outcome: "cancelled" }, outcome ? " (asked)" : "");
-    if (!run.cancelled) run.out.waitFor("the model"); // no longer for you
+    if (outcome) run.out.waitFor("the model"); // answered: no longer waiting for you
     return reply;
   });
 }

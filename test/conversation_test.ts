@@ -25,6 +25,7 @@ import {
   runShell,
   seen,
   sentWith,
+  sleep,
   startClient,
   TOOL_NAMES,
   traced,
@@ -108,7 +109,11 @@ Deno.test({
     await atPermissionQuestion(terminal);
     await terminal.type("a");
     await terminal.waitFor(/\[end_turn\][^]*> /, 15_000);
-    await terminal.type("How much memory?\r");
+    await terminal.type("How much memory?");
+    await sleep(500);
+    const echoed = visibleLines(terminal.screen()).includes("> How much memory?");
+    assert.ok(echoed, "not echoed: the terminal was left in raw mode");
+    await terminal.type("\r");
     await terminal.waitFor(/❓ How much memory\?[^]*\[end_turn\][^]*> /, 15_000);
     await terminal.type("\x04");
     const { code, screen } = await terminal.done(10_000);

@@ -1064,6 +1064,13 @@ const scenarios: Record<string, () => Promise<void>> = {
     }
     await endTurn(prompt);
   },
+  async "ask-then-exit"() {
+    // Asks, then exits while the question is open.
+    await handshake();
+    await requestPermission(614, { toolCallId: "x-1", title: "ls /", kind: "execute" });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    Deno.exit(3);
+  },
   async "close-unanswered"() {
     // Advertises session/close, and never answers it; ignores the end of its stdin too.
     const prompt = await handshake({ initialize: CLOSES });

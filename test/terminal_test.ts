@@ -135,6 +135,21 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "terminal: when mm exits during a permission question the client ends with its error line, and no progress line is left drawn",
+  ignore: !hasScript,
+  async fn() {
+    const command = `${clientCommand(["--mm", ROGUE])}; echo "exit $?"`;
+    const terminal = inTerminal(command, { env: { ROGUE_SCENARIO: "ask-then-exit" } });
+    await terminal.waitFor("(Enter: ");
+    const { screen } = await terminal.done();
+    const lines = visibleLines(screen);
+    assertInOrder(lines, ["error: mm exited with code 3 before the turn ended", "exit 1"]);
+    assert.deepEqual(lines.filter((l) => l.includes("waiting for")), [], lines.join("\n"));
+  },
+});
+
 /** What a terminal shows once it was narrowed to `width`, at `marker` in its output, and went on. */
 function narrowedAt(screen: string, marker: string, before: number, width: number): string[] {
   const at = screen.indexOf(marker);
