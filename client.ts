@@ -74,7 +74,7 @@ export function toolText(text: string, isError = false): ToolResult {
 function answerRequest(run: Run, method: string, params: unknown, signal: AbortSignal): unknown {
   const tool = TOOLS.find((lent) => lent.method === method);
   if (tool) return callTool(run, tool, params, signal);
-  if (method === "session/request_permission") return { outcome: answerPermission(run, params) };
+  if (method === "session/request_permission") return answerPermission(run, params, signal);
   if (method === "_org.mini-me/tools/list") {
     run.out.log(`list requested for session ${field(params, "sessionId") ?? "?"}`);
     return { tools: TOOL_DESCRIPTIONS };
@@ -130,22 +130,64 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
   }
   return { outcome: "cancelled" };
 }
-/** Answers a permission, shows its call and a refusal; after `session/cancel`, cancelled. */
-function answerPermission(run: Run, params: unknown): Outcome {
+/**
+ * Answers a permission: the client's own tools are allowed; at a terminal the person is asked about
+ * anything else, one question at a time, in order; elsewhere it is refused. Once `session/cancel`
+ * is sent, every answer is cancelled.
+ */
+function answerPermission(run: Run, params: unknown, signal: AbortSignal) {
   const [toolCall, options] = fields(params, "toolCall", "options");
   const call = seeCall(run, toolCall, run.out.stdout);
   const title = field(toolCall, "title");
-  const outcome = choosePermission(run.cancelled ? [] : options, isOfferedToolTitle(title));
+  const answer = (outcome: Outcome, how = "") => answered(run, call, params, outcome, how);
+  if (run.cancelled) return answer({ outcome: "cancelled" });
+  const offered = isOfferedToolTitle(title);
+  const keys = run.asks && !offered ? optionKeys(options) : [];
+  if (!keys.some(({ key }) => key === "a" || key === "A")) {
+    return answer(choosePermission(options, offered)); // no one to ask, or nothing to allow
+  }
+  const asked = run.questions.then(() => askPerson(run, toolCall, keys, signal));
+  run.questions = asked;
+  return asked.then((outcome) => {
+    const reply = answer(outcome ?? { outcome: "cancelled" }, outcome ? " (asked)" : "");
+    if (outcome) run.out.waitFor("the model"); // answered: no longer waiting for you
+    return reply;
+  });
+}
+/** Logs the answer to a permission, and shows a refusal; returns what mm is sent. */
+function answered(run: Run, call: Call, params: unknown, outcome: Outcome, how: string) {
+  const [toolCall, options] = fields(params, "toolCall", "options");
+  const title = field(toolCall, "title");
   // `cancelled` chooses nothing, not even an option without an id.
   const chosen = (o: unknown) => "optionId" in outcome && field(o, "optionId") === outcome.optionId;
   const allowed = `${field(list(options).find(chosen), "kind")}`.startsWith("allow");
-  run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${allowed ? "allowed" : "refused"}`);
+  const said = allowed ? "allowed" : "refused";
+  run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${said}${how}`);
   if (!allowed) {
     run.refused = true;
     call.done = true;
     run.out.say(`✖ ${call.title} refused`, RED);
   }
-  return outcome;
+  return { outcome };
+}
+/** The key of each kind of option: `a` allow once, `A` allow always, `r` and `R` reject. */
+const OPTION_KEYS = new Map([
+  ["allow_once", "a"],
+  ["allow_always", "A"],
+  ["reject_once", "r"],
+  ["reject_always", "R"],
+]);
+/** An option of mm's that the person can pick, and its key. */
+export type KeyedOption = { key: string; option: Record<string, unknown> };
+/** mm's options with a key each, in mm's order: of each kind the first, if it has an id. */
+export function optionKeys(options: unknown): KeyedOption[] {
+  const keyed: KeyedOption[] = [];
+  for (const option of list(options).filter(isObject)) {
+    const key = OPTION_KEYS.get(String(option.kind));
+    const taken = keyed.some((other) => other.key === key);
+    if (key && !taken && typeof option.optionId === "string") keyed.push({ key, option });
+  }
+  return keyed;
 }
 
 // ─── 2. The tool: host_info ──────────────────────────────────────────────────
@@ -278,6 +320,13 @@ class Run {
   calls = new Map<string, Call>(); // the tool calls of this turn (or of a replay), by id
   answer = ""; // this turn's answer text
   refused = false; // a permission was refused in this turn
+  /** Whether the person at the terminal is asked about a permission (else the policy answers). */
+  readonly asks: boolean;
+  questions: Promise<unknown> = Promise.resolve(); // the permission questions, asked in turn
+  askingYou = false; // a permission question is open
+  cancelling = Promise.withResolvers<void>(); // settles when this turn is cancelled
+  readonly keyboard = new Keyboard();
+  closes = false; // mm advertises session/close
   textBreak = false; // the next text starts a line: it follows a tool call or a block
   readonly child: Deno.ChildProcess;
   readonly connection: Connection;
@@ -289,6 +338,8 @@ class Run {
     let namedBy = fromEnv ? "MM_BIN" : undefined;
     if (options.mm) namedBy = "--mm";
     this.child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, namedBy);
+    const terminal = Deno.stdin.isTerminal() && out.stderr.terminal;
+    this.asks = terminal && !options.json && !options["no-ask"];
     this.failed.catch(() => {}); // read where it matters, in ask()
     this.connection = new Connection(this);
     this.log = forwardLog(this.child, out);
@@ -367,12 +418,13 @@ async function converse(run: Run): Promise<number> {
   const mismatch = `mm speaks ACP protocol version ${version}; this client speaks 1`;
   if (version !== "1") throw new ClientError(mismatch);
   const capabilities = field(init, "agentCapabilities");
+  run.closes = field(field(capabilities, "sessionCapabilities"), "close") != null;
   if (options.sessions) return showSessions(run, await listSessions(run, capabilities));
   if (options.continue) options.resume = latestSession(await listSessions(run, capabilities));
   await openSession(run, capabilities);
   out.waitFor(undefined); // the session is open: until a question, nothing to wait for
   if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
-  const questions = stdinLines();
+  const questions = stdinLines(run.keyboard.chunks()); // shared with the permission questions
   for (let question = options.question;; question = undefined) {
     question ??= await nextQuestion(run, questions);
     if (question === undefined) return 0; // end of input
@@ -452,6 +504,7 @@ async function turn(run: Run, question: string): Promise<number> {
   out.say(`❓ ${question}`);
   run.stage = "turn";
   run.refused = false;
+  run.cancelling = Promise.withResolvers();
   run.answer = "";
   run.calls = new Map(); // a call of an earlier turn is not this turn's to wait for
   out.waitFor("the model");
@@ -493,10 +546,10 @@ async function ask(run: Run, method: string, params: object, seconds = Infinity)
 const LOST_TERMINAL = "most likely the shell took it back when npm's Node wrapper around deno " +
   'ended at Ctrl-C; put the real deno binary first on PATH (the README\'s "Two commands" says how)';
 /** The lines of stdin, for `-i` and `-`; a line over the limit, or a failed read, is an error. */
-async function* stdinLines(): AsyncGenerator<string> {
+async function* stdinLines(chunks: AsyncIterable<Uint8Array> = Deno.stdin.readable) {
   const reader = new LineReader();
   try {
-    for await (const chunk of Deno.stdin.readable) yield* reader.push(chunk);
+    for await (const chunk of chunks) yield* reader.push(chunk);
   } catch (error) {
     if (error instanceof LineTooLongError) throw new ClientError(`stdin has ${error.message}`, 2);
     const reason = errorText(error).replace(/ \(os error \d+\)$/, ""); // the system's words
@@ -507,6 +560,28 @@ async function* stdinLines(): AsyncGenerator<string> {
   }
   const last = reader.flush();
   if (last !== undefined) yield last;
+}
+/**
+ * stdin, read by one reader for `-i`'s questions and a permission's keys: a chunk read for a
+ * permission question that ended meanwhile (the turn was cancelled) goes to the next reader.
+ */
+class Keyboard {
+  #reader?: ReadableStreamDefaultReader<Uint8Array>;
+  #read?: Promise<ReadableStreamReadResult<Uint8Array>>; // asked for, and not taken yet
+  /** The next chunk of stdin, or `undefined` when `stop` settles first (the chunk is kept). */
+  async next(stop: Promise<unknown> = new Promise(() => {})) {
+    this.#reader ??= Deno.stdin.readable.getReader();
+    this.#read ??= this.#reader.read();
+    const read = await Promise.race([this.#read, stop.then(() => undefined)]);
+    if (read) this.#read = undefined;
+    return read;
+  }
+  /** Every chunk, to the end of stdin. */
+  async *chunks(): AsyncGenerator<Uint8Array> {
+    for (let read = await this.next(); read && !read.done; read = await this.next()) {
+      yield read.value;
+    }
+  }
 }
 /** `-`: the question is all of stdin (at a terminal, after a hint); empty: the default one. */
 async function questionFromStdin(out: Output): Promise<string> {
@@ -532,7 +607,8 @@ function notified(run: Run, method: string, params: unknown): void {
   if (method !== "session/update") return;
   run.out.record(params);
   showUpdate(run, field(params, "update"));
-  if (run.stage !== "turn" || run.cancelled) return; // a replay, or a cancel: waited for already
+  // A replay, a cancel or a permission question: waited for already.
+  if (run.stage !== "turn" || run.cancelled || run.askingYou) return;
   const running = [...run.calls.values()].findLast((call) => !call.done);
   run.out.waitFor(running?.title ?? "the model");
 }
@@ -661,6 +737,73 @@ function blockText(block: unknown): string {
   return `[${typeof type === "string" ? type : "unknown"}]`;
 }
 
+/**
+ * Puts a permission to the person at the terminal: what the call would do, then mm's options, each
+ * with its key. One key answers; Enter is the safe choice. `undefined`: the turn was cancelled, or
+ * mm withdrew the request, before an answer.
+ */
+async function askPerson(run: Run, toolCall: unknown, keys: KeyedOption[], signal: AbortSignal) {
+  if (run.cancelled || signal.aborted) return undefined;
+  const { out } = run;
+  const withdrawn = new Promise<void>((done) => signal.addEventListener("abort", () => done()));
+  const stop = Promise.race([run.cancelling.promise, withdrawn, run.failed.catch(() => {})]);
+  const safe = keys.find(({ key }) => key === "r") ?? keys.find(({ key }) => key === "R");
+  const named = (keyed?: KeyedOption) => String(keyed?.option.name ?? keyed?.option.kind);
+  const choices = keys.map((keyed) => `[${keyed.key}] ${named(keyed)}`).join("  ");
+  for (const line of whatItWouldDo(toolCall)) out.note(`   ${line}`); // whole: nothing hidden
+  out.note(`   ${choices}  (Enter: ${safe ? named(safe) : "cancel"})`);
+  run.askingYou = true;
+  out.waitFor("you");
+  try {
+    const key = await readKey(run, keys.map((keyed) => keyed.key), stop);
+    if (key === undefined) return undefined;
+    const picked = keys.find((keyed) => keyed.key === key) ?? safe; // Enter: the safe one
+    if (!picked) return { outcome: "cancelled" } as const;
+    return { outcome: "selected", optionId: String(picked.option.optionId) } as const;
+  } finally {
+    run.askingYou = false;
+  }
+}
+/** What a call asked about would do: its kind, its command or input, its diffs, its places. */
+function whatItWouldDo(toolCall: unknown): string[] {
+  const [kind, input] = fields(toolCall, "kind", "rawInput");
+  const lines = [`kind: ${typeof kind === "string" ? kind : "other"}`];
+  const command = field(input, "command");
+  if (typeof command === "string") lines.push(`command: ${command}`);
+  else if (isObject(input) && Object.keys(input).length > 0) {
+    lines.push(`input: ${JSON.stringify(input)}`);
+  }
+  const diffs = list(field(toolCall, "content")).filter((item) => field(item, "type") === "diff");
+  lines.push(...diffs.flatMap(contentLines));
+  for (const place of list(field(toolCall, "locations"))) {
+    const line = field(place, "line");
+    lines.push(`location: ${field(place, "path")}${typeof line === "number" ? `:${line}` : ""}`);
+  }
+  return lines;
+}
+/** A key this soon after the question showed was typed before it: not an answer. */
+const TYPED_AHEAD_MS = 250;
+/** One of `keys` or Enter (`\r`), read in raw mode; `undefined` when `stop` comes first. */
+async function readKey(run: Run, keys: string[], stop: Promise<unknown>) {
+  const shown = performance.now();
+  // cbreak: Ctrl-C is still SIGINT, which cancels the turn. Windows has no cbreak: Ctrl-C is a key.
+  const windows = Deno.build.os === "windows";
+  Deno.stdin.setRaw(true, { cbreak: !windows });
+  try {
+    for (;;) {
+      const read = await run.keyboard.next(stop);
+      if (read === undefined) return undefined;
+      if (read.done) return "\r"; // the end of input: the safe choice
+      const key = new TextDecoder().decode(read.value);
+      if (key === "\x03") interrupt(run, "SIGINT");
+      const typedAhead = performance.now() - shown < TYPED_AHEAD_MS;
+      if (!typedAhead && (key === "\r" || key === "\n" || keys.includes(key))) return key;
+    }
+  } finally {
+    Deno.stdin.setRaw(false);
+  }
+}
+
 // ─── 5. Interrupts and the end ───────────────────────────────────────────────
 /** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
 const SAME_KEYPRESS_MS = 300;
@@ -683,6 +826,7 @@ function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
 /** Cancels the turn: `session/cancel`, and mm is killed if it does not end the turn in time. */
 function cancelTurn(run: Run, code: number, why?: string): void {
   run.out.log("cancelling…");
+  run.cancelling.resolve(); // an open permission question is answered cancelled
   run.connection.notify("session/cancel", { sessionId: run.sessionId });
   // After Ctrl-C a one-shot run draws no progress line: the shell may have the terminal already
   // (a wrapper around deno ended at the keypress), and erasing the line would erase its prompt.
@@ -712,11 +856,19 @@ function watchSilence(run: Run): () => void {
   let stopTimer = after(ms, check);
   return () => stopTimer();
 }
-/** Ends mm: its stdin closed, time to exit after a conversation, then its process group killed. */
+/**
+ * Ends mm: after a conversation, its session closed (if mm can) and its stdin closed, time to exit,
+ * all within one grace; then its process group killed.
+ */
 async function endMm(run: Run, graceful: boolean): Promise<void> {
   run.cancelled?.stopTimer();
+  const grace = delay(EXIT_GRACE_MS);
+  if (graceful && run.closes && run.sessionId) { // ACP's session/close: mm frees the session
+    const closed = run.connection.request("session/close", { sessionId: run.sessionId });
+    await Promise.race([closed.catch(() => {}), run.child.status, grace]); // answered or not
+  }
   const exited = run.connection.close().then(() => run.child.status);
-  if (graceful) await Promise.race([exited, delay(EXIT_GRACE_MS)]);
+  if (graceful) await Promise.race([exited, grace]);
   await killGroup(run.child);
   await Promise.race([run.log.ended, delay(500)]);
 }
@@ -1190,6 +1342,10 @@ export const OPTIONS = {
   json: {
     type: "boolean",
     help: "stdout is JSON lines: updates, requests and answers, the result",
+  },
+  "no-ask": {
+    type: "boolean",
+    help: "never ask; refuse what the client did not offer, as the Node demo does",
   },
   resume: { type: "string", value: "ID", help: "continue an earlier session of mm" },
   continue: { type: "boolean", help: "continue the most recent session of this folder" },

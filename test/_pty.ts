@@ -9,7 +9,7 @@
  * @module
  */
 
-import { passedEnv, ROOT, within } from "./_run.ts";
+import { passedEnv, ROOT, sleep, within } from "./_run.ts";
 import { SCRATCH } from "./_scratch.ts";
 
 /** The flavour of `script` that the system `os` comes with, if it is one of the two. */
@@ -270,4 +270,14 @@ export function visibleLines(screen: string, width = Infinity): string[] {
     }
   }
   return rows.map((line) => line.join("").trimEnd());
+}
+
+/**
+ * Waits until the terminal shows the client's `nth` permission question (its options line ends
+ * with `(Enter: …)`), then a while more: the client takes a key pressed within 250 ms of its
+ * question for one typed before it, not for an answer.
+ */
+export async function atPermissionQuestion(terminal: Terminal, nth = 1): Promise<void> {
+  await terminal.waitFor(new RegExp(`(?:[^]*?\\(Enter: ){${nth}}`));
+  await sleep(600);
 }

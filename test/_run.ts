@@ -368,6 +368,15 @@ export function agentFileWith(replacements: Record<string, string>, base = "agen
   return tempFile("agent.yaml", text);
 }
 
+/**
+ * An agent file that gives mm its own shell and has it ask before every call (`bashTool: true`,
+ * `yolo: false`), with the start task's permissions widened to read it.
+ */
+export function askingShellAgent(): { agent: string; permissions: string[] } {
+  const agent = agentFileWith({ "bashTool: false": "bashTool: true", "yolo: true": "yolo: false" });
+  return { agent, permissions: permissionsWith("--allow-read=", `--allow-read=.,${agent}`) };
+}
+
 /** How `ps` is asked about a process: its resident memory in KiB and its state, no header. */
 function psCommand(pid: number): Deno.Command {
   return new Deno.Command("ps", {

@@ -60,6 +60,7 @@ const requestParams: Record<string, string> = {
   "session/load": "LoadSessionRequest",
   "session/resume": "ResumeSessionRequest",
   "session/list": "ListSessionsRequest",
+  "session/close": "CloseSessionRequest",
 };
 const notificationParams: Record<string, string> = {
   "session/cancel": "CancelNotification",

@@ -51,10 +51,11 @@ export const HOST_INFO = {
   },
 };
 
-/** A small agent file with these `acp.clientTools` keys (and `yolo`, `maxOutput`). */
+/** A small agent file with these `acp.clientTools` keys (and `yolo`, `bashTool`, `maxOutput`). */
 export function agentYaml(
   o: {
     yolo?: boolean;
+    bashTool?: boolean;
     maxOutput?: number;
     enabled?: boolean;
     discovery?: string;
@@ -64,6 +65,7 @@ export function agentYaml(
 ): string {
   return [
     `yolo: ${o.yolo ?? true}`,
+    ...(o.bashTool === undefined ? [] : [`bashTool: ${o.bashTool}`]),
     ...(o.maxOutput === undefined ? [] : [`maxOutput: ${o.maxOutput}`]),
     "acp:",
     "  clientTools:",

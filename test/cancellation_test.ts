@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { DEFAULT_QUESTION } from "../client.ts";
 import {
   agentFileWith,
+  askingShellAgent,
   assertInOrder,
   assertNoPeerLeft,
   clientCommand,
@@ -19,6 +20,7 @@ import {
   exitTime,
   MM_SIM,
   OS_TEXT,
+  RESULT_LINE,
   ROGUE,
   rogue,
   ROOT,
@@ -30,7 +32,13 @@ import {
   tempFile,
   traced,
 } from "./_run.ts";
-import { hasScript, inTerminal, type Terminal, visibleLines } from "./_pty.ts";
+import {
+  atPermissionQuestion,
+  hasScript,
+  inTerminal,
+  type Terminal,
+  visibleLines,
+} from "./_pty.ts";
 import { scratchDir } from "./_scratch.ts";
 
 /** The client at a terminal, with an mm that ignores session/cancel and writes its pids there. */
@@ -366,6 +374,67 @@ Deno.test({
     const lines = visibleLines(screen);
     assert.equal(lines.filter((l) => l === "[cancelled]").length, 1, lines.join("\n"));
     assert.equal(lines.filter((l) => l === "[end_turn]").length, 1, lines.join("\n"));
+  },
+});
+
+Deno.test({
+  name:
+    "cancellation: Ctrl-C at a permission question cancels the turn the ACP way: session/cancel, the permission answered cancelled, [cancelled], exit 130",
+  ignore: !hasScript,
+  async fn() {
+    const pidFile = tempFile("pid", "");
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE, "--trace"]), {
+      env: { ROGUE_SCENARIO: "ask-shell", ROGUE_PID_FILE: pidFile },
+    });
+    await atPermissionQuestion(terminal);
+    await terminal.type("\x03");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 130, JSON.stringify(screen));
+    const lines = shownWithoutEcho(screen);
+    assertInOrder(lines, [
+      "   [a] Allow  [A] Always  [r] Reject  [R] Never  (Enter: Reject)",
+      "[client] cancelling…",
+      /^→ \{"jsonrpc":"2\.0","method":"session\/cancel"/,
+      '[client] permission for "ls -la /srv": refused',
+      '[rogue] answer {"outcome":{"outcome":"cancelled"}}',
+      "[cancelled]",
+    ]);
+    assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
+    "cancellation: -i at a terminal: Ctrl-C at a permission question returns to the prompt, and the next question is read whole",
+  ignore: !hasScript,
+  async fn() {
+    const { agent, permissions } = askingShellAgent();
+    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
+    const terminal = inTerminal(command, { deadlineMs: 40_000 });
+    await terminal.waitFor("> ");
+    await terminal.type("How big is my disk?\r");
+    await atPermissionQuestion(terminal);
+    await terminal.type("\x03");
+    await terminal.waitFor(/\[cancelled\][^]*> /, 8000);
+    await terminal.type("How much memory?\r"); // echoed: the terminal is out of raw mode
+    await terminal.waitFor(/❓ How much memory\?[^]*\[end_turn\][^]*> /, 15_000);
+    await terminal.type("\x04");
+    // The exit code is the shell's that `script` runs, which took the Ctrl-C too: not the client's.
+    const { screen } = await terminal.done(10_000);
+    const lines = shownWithoutEcho(screen);
+    const last = lines.filter((line) => line !== "").at(-1) ?? "";
+    assert.match(last, /^\[client\] continue with: --resume /, "ended at the end of input");
+    assertInOrder(lines, [
+      "> How big is my disk?",
+      "   command: df -h .",
+      "[client] cancelling…",
+      '[client] permission for "bash: df -h .": refused',
+      "[cancelled]",
+      "> How much memory?",
+      "❓ How much memory?",
+      RESULT_LINE.memory,
+      "[end_turn]",
+    ]);
   },
 });
 

@@ -78,6 +78,8 @@ Deno.test("command line: the other options are read, short forms included", () =
   assert.equal(parseCommandLine(["-h"]).help, true);
   assert.equal(parseCommandLine(["--version"]).version, true);
   assert.equal(parseCommandLine(["-i"]).interactive, true);
+  assert.equal(parseCommandLine(["--no-ask"])["no-ask"], true);
+  assert.equal(parseCommandLine([])["no-ask"], undefined);
 });
 
 Deno.test("command line: letters go together, -iq is -i -q, and an unknown one among them is named", () => {
@@ -288,6 +290,7 @@ Deno.test("command line: --help prints the usage and exits 0; --version prints t
   assert.equal(help.code, 0);
   assert.ok(help.stdout.startsWith(`${USAGE_LINE}\n`), help.stdout);
   assert.ok(help.stdout.includes("--timeout SECONDS"));
+  assert.match(help.stdout, /\n {2}--no-ask +never ask; refuse what the client did not offer/);
   assert.ok(help.stdout.includes(`the client's tools (${TOOL_NAMES})`), help.stdout);
   assert.ok(!help.stdout.includes("one tool"), help.stdout);
   const version = await runClient({ noMm: true, noTrace: true, args: ["--version"] });

@@ -11,6 +11,7 @@ import { DEFAULT_QUESTION } from "../client.ts";
 import {
   ANSWER_LINE,
   ANSWER_PREFIX,
+  askingShellAgent,
   assertInOrder,
   assertNoPeerLeft,
   assertTurn,
@@ -24,13 +25,14 @@ import {
   runShell,
   seen,
   sentWith,
+  sleep,
   startClient,
   tempFile,
   TOOL_NAMES,
   traced,
   turnsOf,
 } from "./_run.ts";
-import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import { atPermissionQuestion, hasScript, inTerminal, visibleLines } from "./_pty.ts";
 import { scratchDir, scratchFile } from "./_scratch.ts";
 
 const NO_TOOL_ANSWER =
@@ -94,6 +96,40 @@ async function earlierSession(env: Record<string, string>, args: string[] = []):
 }
 
 // ─── -i ──────────────────────────────────────────────────────────────────────
+
+Deno.test({
+  name:
+    "-i: at a terminal the key that answers a permission is not part of the next question, typed after it",
+  ignore: !hasScript,
+  async fn() {
+    const { agent, permissions } = askingShellAgent();
+    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
+    const terminal = inTerminal(command, { deadlineMs: 40_000 });
+    await terminal.waitFor("> ");
+    await terminal.type("How big is my disk?\r");
+    await atPermissionQuestion(terminal);
+    await terminal.type("a");
+    await terminal.waitFor(/\[end_turn\][^]*> /, 15_000);
+    await terminal.type("How much memory?");
+    await sleep(500);
+    const echoed = visibleLines(terminal.screen()).includes("> How much memory?");
+    assert.ok(echoed, "not echoed: the terminal was left in raw mode");
+    await terminal.type("\r");
+    await terminal.waitFor(/❓ How much memory\?[^]*\[end_turn\][^]*> /, 15_000);
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done(10_000);
+    assert.equal(code, 0, JSON.stringify(screen));
+    const shown = visibleLines(screen).filter((line) => /^[^[>]/.test(line)); // no log, no prompt
+    const turns = turnsOf(shown);
+    assert.deepEqual(turns.map((turn) => turn[0]), [
+      "❓ How big is my disk?",
+      "❓ How much memory?",
+    ]);
+    assert.ok(screen.includes('[client] permission for "bash: df -h .": allowed (asked)'));
+    assert.ok(turns[0].some((line) => line.startsWith("│ Filesystem")), turns[0].join("\n"));
+    assertTurn([...turns[1], "[end_turn]"], "How much memory?", RESULT_LINE.memory, "memory");
+  },
+});
 
 Deno.test("-i: a question line is trimmed, as shown and as sent", async () => {
   const run = await runClient({ args: ["-i"], stdin: "   How much memory?  \t\n" });

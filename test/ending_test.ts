@@ -1,8 +1,9 @@
 /**
  * How a run ends: the exit code of each stop reason, an mm that refuses, exits or is killed at
  * any stage, `--timeout` (and what it does not bound), a quick end after the last line, mm given
- * 2 s to exit and then killed with its whole process group, mm's last output read before its exit
- * counts, and a conversation that cannot be written. No process outlives the client: every run
+ * 2 s to exit and then killed with its whole process group, session/close sent first when mm has
+ * it (within the same grace), mm's last output read before its exit counts, and a conversation
+ * that cannot be written. No process outlives the client: every run
  * checks it (`_run.ts`), and these tests check it by name.
  */
 
@@ -12,6 +13,7 @@ import {
   alive,
   assertNoPeerLeft,
   clientCommand,
+  discovery,
   exitTime,
   MM_SIM,
   rogue,
@@ -19,10 +21,13 @@ import {
   runRogue,
   runShell,
   seen,
+  sentWith,
   silentMm,
   sleep,
   startClient,
   tempFile,
+  type Traced,
+  traced,
   within,
 } from "./_run.ts";
 
@@ -272,6 +277,59 @@ Deno.test("ending: an mm that ignores the end of its input is killed, group and 
   assert.equal(pids.length, 2, "mm and its helper wrote their pids");
   assertNoPeerLeft(run.pidFile); // mm and its helper
 });
+
+// ─── session/close ───────────────────────────────────────────────────────────
+
+Deno.test("ending: when mm advertises session/close, the client closes the session after the last turn, and mm answers", async () => {
+  const run = await runClient({ args: ["Which CPU?"] });
+  assert.equal(run.code, 0, run.stderr);
+  const frames = traced(run.stderr);
+  const prompted = frames.findIndex((t) => !t.sent && isAnswerTo(frames, t, "session/prompt"));
+  const close = frames.findIndex((t) => t.sent && t.frame.method === "session/close");
+  assert.ok(prompted >= 0 && close > prompted, "session/close comes after the turn's answer");
+  const { session } = discovery(run.log);
+  assert.deepEqual(frames[close].frame.params, { sessionId: session });
+  assert.ok(frames.some((t) => !t.sent && isAnswerTo(frames, t, "session/close")), run.stderr);
+  assert.equal(sentWith(run.stderr, "session/close").length, 1);
+});
+
+Deno.test("ending: an mm that does not advertise session/close is not sent one", async () => {
+  const run = await runClient({ args: ["Which CPU?"], env: { MM_SIM_SESSIONS: "none" } });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+  assert.deepEqual(sentWith(run.stderr, "session/close"), []);
+});
+
+Deno.test("ending: session/close never answered delays the end no more than the 2 s exit grace; mm is killed", async () => {
+  const client = startClient(rogue("close-unanswered"));
+  await client.child.status;
+  const exitedAt = Date.now();
+  const run = await client.done();
+  assertNoPeerLeft(run.pidFile);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+  assert.ok(seen(run.log).some((l) => l.startsWith('got session/close {"sessionId":')), run.stderr);
+  // Timed from the peer's end of the turn, which it wrote before the client could close anything.
+  const ended = Number(seen(run.log).join("\n").match(/ended the turn at (\d+)/)?.[1]);
+  const after = exitedAt - ended;
+  assert.ok(after >= 1998, `mm was given only ${after} ms`);
+  // A close with a grace of its own, then the exit grace, would take twice as long.
+  assert.ok(after < 4000, `exited ${after} ms after [end_turn]`);
+});
+
+Deno.test("ending: session/close answered with an error ends the run as usual, exit 0", async () => {
+  const run = await runRogue("close-refused");
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+  assert.ok(!/^error:/m.test(run.stderr), run.stderr);
+  assert.equal(sentWith(run.stderr, "session/close").length, 1);
+});
+
+/** Whether a received frame answers the client's request of `method`. */
+function isAnswerTo(frames: Traced[], answer: Traced, method: string): boolean {
+  if (answer.frame.method !== undefined) return false;
+  return frames.some((t) => t.sent && t.frame.method === method && t.frame.id === answer.frame.id);
+}
 
 // ─── Writing the conversation can fail ───────────────────────────────────────
 

@@ -16,12 +16,13 @@ import { loadAll } from "js-yaml";
 // ─── The agent file ──────────────────────────────────────────────────────────
 
 /**
- * The keys of an agent file that this protocol depends on: `yolo`, `maxOutput`, and those of
+ * The keys of an agent file that this protocol depends on: `yolo`, `bashTool`, `maxOutput`, and those of
  * `acp.clientTools` (acp-client-tools.md, "Configuration"), the timeout in ms; `warnings`: lines
  * for mm's stderr.
  */
 export interface AgentConfig {
   yolo: boolean;
+  bashTool: boolean;
   maxOutput: number;
   enabled: boolean;
   discovery: "meta" | "request";
@@ -70,6 +71,7 @@ export function readAgentConfig(text: string): AgentConfig {
     // Only `yolo: false` asks ("auto : … que si yolo vaut false"); without the key, calls run
     // unasked. mm's default is in none of its documents (guess).
     yolo: doc.yolo !== false,
+    bashTool: doc.bashTool === true,
     maxOutput: typeof max === "number" && max >= 0 ? Math.floor(max) : DEFAULT_MAX_OUTPUT,
     enabled: tools.enabled !== false,
     discovery: tools.discovery === "request" ? "request" : "meta",
@@ -287,6 +289,22 @@ export function exampleArgs(tool: Pick<ClientTool, "required" | "properties">) {
 export type PlannedCall = { tool: ClientTool; args: Record<string, unknown> };
 
 /**
+ * mm's own shell tool, on when the agent file says `bashTool: true`. How mm shows its call to a
+ * client — its title `bash: <command>`, its kind `execute`, its `rawInput` `{command}` — is in none
+ * of mini-me's documents (guess).
+ */
+export const BASH: ClientTool = {
+  modelName: "bash",
+  name: "bash",
+  method: "",
+  description: "Runs a shell command.",
+  required: ["command"],
+  properties: { command: { type: "string" } },
+};
+/** The read-only command the model runs for what host_info cannot say: how big the disk is. */
+export const DISK_COMMAND = "df -h .";
+
+/**
  * The calls of a turn: `client_host_info` for its topics, then, in the order of the question, each
  * other tool whose name or model name the question has as a word, in any case (the stand-in's own
  * rule), with {@linkcode exampleArgs}. A question that says `_meta` makes a model that puts a
@@ -297,6 +315,7 @@ export function planTurn(
   question: string,
   tools: readonly ClientTool[],
   scripted: Record<string, Record<string, unknown>> = {},
+  bash = false,
 ): PlannedCall[] {
   const untidy = question.includes("_meta") ? { _meta: MODEL_META } : {};
   const hostInfo = tools.find((t) => t.modelName === "client_host_info");
@@ -309,13 +328,14 @@ export function planTurn(
     .map((tool) => ({ tool, at: tool === hostInfo ? -1 : namedAt(tool) }))
     .filter(({ at }) => at >= 0)
     .sort((a, b) => a.at - b.at);
-  const topics = hostInfo ? plannedCalls(question, others.length === 0) : [];
+  const topics = hostInfo || bash ? plannedCalls(question, others.length === 0) : [];
   const given = (tool: ClientTool) => record(scripted[tool.name]);
   return [
-    ...topics.map((args) => ({
-      tool: hostInfo!,
-      args: { ...args, ...given(hostInfo!), ...untidy },
-    })),
+    ...topics.flatMap((args): PlannedCall[] => {
+      // With a shell, the disk is asked of the shell, not of host_info, which has no such topic.
+      if (bash && args.topic === "disk") return [{ tool: BASH, args: { command: DISK_COMMAND } }];
+      return hostInfo ? [{ tool: hostInfo, args: { ...args, ...given(hostInfo), ...untidy } }] : [];
+    }),
     ...others.map(({ tool }) => ({
       tool,
       args: { ...exampleArgs(tool), ...given(tool), ...untidy },
@@ -337,6 +357,7 @@ function scriptedArgs(): Record<string, Record<string, unknown>> {
 
 /** What a result is about: a `host_info` topic, or the name of another tool. */
 function labelOf(tool: string, args: Record<string, unknown>): string {
+  if (tool === BASH.name) return String(args.command);
   if (modelName(tool) !== "client_host_info") return tool;
   return TOPIC_WORDS.find(([, topic]) => topic === args.topic)?.[2] ?? `"${args.topic ?? "?"}"`;
 }
@@ -347,7 +368,7 @@ export type Result = { tool: string; args: Record<string, unknown>; text: string
 /** The one-paragraph answer the scripted model writes from what it read. */
 export function answerFrom(results: Result[]): string {
   const tools = [...new Set(results.map((r) => r.tool))];
-  const parts = results.map(({ tool, args, text }) => `${labelOf(tool, args)}: ${text}`);
+  const parts = results.map(({ tool, args, text }) => `${labelOf(tool, args)}: ${text.trimEnd()}`);
   const verb = tools.length > 1 ? "report" : "reports";
   return `Here is what ${tools.join(" and ")} ${verb} about your machine — ${parts.join("; ")}.`;
 }
@@ -364,8 +385,13 @@ export function streamPieces(text: string): string[] {
 
 // ─── Sessions, kept across runs ──────────────────────────────────────────────
 
-/** A tool call: its id, its title (`client: <name>`) and the model's arguments. */
-export type ToolCall = { toolCallId: string; title: string; args: Record<string, unknown> };
+/** A tool call: its id, its title (`client: <name>`), its kind (default `other`), its arguments. */
+export type ToolCall = {
+  toolCallId: string;
+  title: string;
+  toolKind?: acp.ToolKind;
+  args: Record<string, unknown>;
+};
 
 /** One step of a conversation, as a session file keeps it. */
 export type HistoryEntry =
@@ -521,6 +547,16 @@ function mmAgent(settings: Settings): acp.AgentApp {
       mustOffer("session/list");
       return { sessions: listSessions(savedSessions(), params.cwd) };
     })
+    .onRequest("session/close", ({ params }) => {
+      // ACP's session/close: the session's turn cancelled and what it holds freed. That mm has it is
+      // in none of its documents (guess): advertised, and done, with `MM_SIM_SESSIONS=full`.
+      mustOffer("session/close");
+      const session = state.sessions.get(params.sessionId);
+      if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
+      session.turn?.abort();
+      state.sessions.delete(params.sessionId);
+      return {};
+    })
     .onRequest("session/prompt", ({ params, client }) => answerPrompt(state, client, params))
     .onNotification("session/cancel", ({ params }) => {
       state.sessions.get(params.sessionId)?.turn?.abort();
@@ -543,7 +579,9 @@ function answerInitialize(state: AgentState, params: acp.InitializeRequest) {
       );
     }
   }
-  const full = support === "full" ? { sessionCapabilities: { resume: {}, list: {} } } : {};
+  const full = support === "full"
+    ? { sessionCapabilities: { resume: {}, list: {}, close: {} } }
+    : {};
   const agentInfo = { name: "mm", title: "mini-me (stand-in)", version: "sim" };
   const agentCapabilities = { loadSession: support !== "none", ...full };
   return { protocolVersion: 1, agentCapabilities, agentInfo, authMethods: [] };
@@ -648,8 +686,8 @@ const updater = (client: acp.AgentContext, sessionId: string) => (update: acp.Se
   client.notify("session/update", { sessionId, update });
 
 /** A tool call as mm announces it, and as its permission request names it. */
-function pending({ toolCallId, title, args }: ToolCall): acp.ToolCall {
-  return { toolCallId, title, kind: "other", status: "pending", rawInput: args };
+function pending({ toolCallId, title, toolKind, args }: ToolCall): acp.ToolCall {
+  return { toolCallId, title, kind: toolKind ?? "other", status: "pending", rawInput: args };
 }
 
 /** The end of a tool call, with what the model read. */
@@ -685,11 +723,16 @@ async function promptTurn(turn: Turn, question: string): Promise<"cancelled" | u
   const { session, signal } = turn;
   session.history.push({ kind: "user", text: question });
   const tools = session.tools;
-  const plan = planTurn(question, tools, scriptedArgs());
+  const plan = planTurn(question, tools, scriptedArgs(), turn.config.bashTool);
   try {
     await openTurn(turn, plan);
     const id = () => `call_${session.nextCall++}`;
-    const calls = plan.map((c) => ({ ...c, toolCallId: id(), title: `client: ${c.tool.name}` }));
+    const calls = plan.map((c): Call => {
+      if (c.tool === BASH) {
+        return { ...c, toolCallId: id(), title: `bash: ${c.args.command}`, toolKind: "execute" };
+      }
+      return { ...c, toolCallId: id(), title: `client: ${c.tool.name}` };
+    });
     const run = turn.style === "stepwise" ? runStepwise : runBatch;
     const results = await run(turn, calls);
     const answer = calls.length > 0
@@ -759,9 +802,9 @@ async function runCall(turn: Turn, call: Call): Promise<Result> {
   // reported as the end of the tool call.
   const read = cutToMaxOutput(outcome.text, turn.config.maxOutput);
   await update(finalUpdate(call.toolCallId, { ...outcome, text: read }));
-  const { toolCallId, title, args } = call;
+  const { toolCallId, title, toolKind, args } = call;
   const status = outcome.failed ? "failed" : "completed";
-  session.history.push({ kind: "tool", toolCallId, title, args, status, text: read });
+  session.history.push({ kind: "tool", toolCallId, title, toolKind, args, status, text: read });
   if (signal.aborted) throw new Cancelled();
   return { tool: call.tool.name, args, text: read };
 }
@@ -795,31 +838,22 @@ const PERMISSION_OPTIONS: acp.PermissionOption[] = [
 ];
 
 /**
- * One call of a client tool (acp-client-tools.md, "Appel d'un outil"), its checks first. Throws
- * {@linkcode Cancelled} when the turn is cancelled.
+ * One call of a client tool (acp-client-tools.md, "Appel d'un outil"), its checks first; or of mm's
+ * own shell. Throws {@linkcode Cancelled} when the turn is cancelled.
  */
 async function callTool(turn: Turn, call: Call): Promise<Outcome> {
   const { config, client, session: { sessionId }, signal } = turn;
   const { tool, args, toolCallId } = call;
+  if (tool === BASH) return await runCommand(turn, call);
   const failed = (why: string) => ({ text: `[client tool error: ${why}]`, failed: true });
   // (acp-client-tools.md, "Avant la requête"): no request without the required parameters.
   const missing = tool.required.filter((name) => !(name in args));
   if (missing.length > 0) return failed(`missing required parameters: ${missing.join(", ")}`);
   // (acp-client-tools.md, "Avant la requête"): with `permissions: ask`, or `auto` when `yolo` is
   // false, mm asks first; the title is "client: <name>".
-  if (config.permissions === "ask" || !config.yolo) {
-    const toolCall = pending(call);
-    const options = PERMISSION_OPTIONS;
-    const asked = client.request("session/request_permission", { sessionId, toolCall, options });
-    // An error answer, or any outcome but an allow option, is a refusal, and the turn goes on
-    // (guess: the documents list only the refusal's text).
-    const outcome = (await untilCancelled(asked.catch(() => undefined), signal))?.outcome;
-    const picked = outcome?.outcome === "selected" ? outcome.optionId : undefined;
-    const chosen = options.find((o) => o.optionId === picked);
-    if (!chosen?.kind.startsWith("allow")) {
-      if (signal.aborted) throw new Cancelled();
-      return { text: `[${tool.modelName} rejected by user]`, failed: true };
-    }
+  const asks = config.permissions === "ask" || !config.yolo;
+  if (asks && !await permitted(turn, call)) {
+    return { text: `[${tool.modelName} rejected by user]`, failed: true };
   }
   const busy = { sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" } as const;
   if (turn.style === "stepwise") await updater(client, sessionId)(busy);
@@ -836,6 +870,47 @@ async function callTool(turn: Turn, call: Call): Promise<Outcome> {
   } catch (error) {
     if (signal.aborted) throw new Cancelled();
     return failed(timeout.aborted ? DEADLINE : why(error));
+  }
+}
+
+/**
+ * Asks the client's permission for a call (`session/request_permission`). An error answer, or any
+ * outcome but an allow option, is a refusal, and the turn goes on (guess: the documents list only
+ * the refusal's text). Throws {@linkcode Cancelled} when the turn is cancelled meanwhile.
+ */
+async function permitted(turn: Turn, call: Call): Promise<boolean> {
+  const { client, session: { sessionId }, signal } = turn;
+  const toolCall = pending(call);
+  const options = PERMISSION_OPTIONS;
+  const asked = client.request("session/request_permission", { sessionId, toolCall, options });
+  const outcome = (await untilCancelled(asked.catch(() => undefined), signal))?.outcome;
+  const picked = outcome?.outcome === "selected" ? outcome.optionId : undefined;
+  const allowed = !!options.find((o) => o.optionId === picked)?.kind.startsWith("allow");
+  if (!allowed && signal.aborted) throw new Cancelled();
+  return allowed;
+}
+
+/**
+ * A command of mm's own shell tool, run by the stand-in itself as mm runs it. mm asks first when
+ * `yolo` is false (mini-me's acp.md, "Requêtes session/request_permission envoyées", which
+ * acp-client-tools.md names). What the model reads of a refusal, `[bash rejected by user]`, follows
+ * the client tools' text (guess).
+ */
+async function runCommand(turn: Turn, call: Call): Promise<Outcome> {
+  if (!turn.config.yolo && !await permitted(turn, call)) {
+    return { text: `[${BASH.name} rejected by user]`, failed: true };
+  }
+  const [program, ...args] = String(call.args.command).split(" ");
+  const { cwd } = turn.session;
+  const command = new Deno.Command(program, { args, cwd, stdin: "null", signal: turn.signal });
+  try {
+    const { success, stdout, stderr } = await command.output();
+    if (turn.signal.aborted) throw new Cancelled();
+    const said = new TextDecoder().decode(success ? stdout : stderr);
+    return { text: success ? said : `[${BASH.name} error: ${said.trim()}]`, failed: !success };
+  } catch (error) {
+    if (error instanceof Cancelled || turn.signal.aborted) throw new Cancelled();
+    return { text: `[${BASH.name} error: ${messageOf(error)}]`, failed: true };
   }
 }
 

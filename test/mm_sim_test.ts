@@ -217,6 +217,7 @@ Deno.test("stand-in: a cut is never longer than maxOutput, however small, and ke
 Deno.test('stand-in: "Configuration": defaults, and the keys read from an agent file', () => {
   assert.deepEqual(readAgentConfig("yolo: true\n"), {
     yolo: true,
+    bashTool: false,
     maxOutput: 30000,
     enabled: true,
     discovery: "meta",
@@ -226,10 +227,11 @@ Deno.test('stand-in: "Configuration": defaults, and the keys read from an agent 
   });
   assert.deepEqual(
     readAgentConfig(
-      "yolo: false\nmaxOutput: 80\nacp:\n  clientTools:\n    enabled: false\n    discovery: request\n    permissions: ask\n    timeout: 500ms\n",
+      "yolo: false\nbashTool: true\nmaxOutput: 80\nacp:\n  clientTools:\n    enabled: false\n    discovery: request\n    permissions: ask\n    timeout: 500ms\n",
     ),
     {
       yolo: false,
+      bashTool: true,
       maxOutput: 80,
       enabled: false,
       discovery: "request",

@@ -748,11 +748,11 @@ Deno.test("stand-in: a session resumed from another folder is that folder's from
   });
 });
 
-Deno.test("stand-in: mm advertises session/load, session/resume and session/list", async () => {
+Deno.test("stand-in: mm advertises session/load, session/resume, session/list and session/close", async () => {
   await withPeer({}, async (peer) => {
     const capabilities = capabilitiesOf(await peer.initialize());
     assert.equal(capabilities.loadSession, true);
-    assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {} });
+    assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {}, close: {} });
   });
 });
 
@@ -957,13 +957,30 @@ Deno.test("stand-in: session/list of a state folder that does not exist yet is a
   });
 });
 
-Deno.test("stand-in: MM_SIM_SESSIONS=load advertises only session/load: resume and list answer -32601", async () => {
+Deno.test("stand-in: session/close answers {}, ends the session's turn cancelled, and forgets it", async () => {
+  await withPeer({ env: { MM_SIM_THINK_MS: "5000" } }, async (peer) => {
+    await peer.initialize();
+    const session = await peer.newSession();
+    const turn = peer.startTurn(session, "Which CPU?", 10_000);
+    await peer.waitFor((f) => f.method === "session/update", "the turn under way");
+    const closed = await peer.request("session/close", { sessionId: session });
+    assert.equal(closed.error, undefined, JSON.stringify(closed));
+    assertAcp("CloseSessionResponse", closed.result);
+    assert.deepEqual((await turn).result, { stopReason: "cancelled" });
+    const again = await peer.startTurn(session, "Which CPU?");
+    assert.equal(again.error?.code, -32002, JSON.stringify(again));
+    const unknown = await peer.request("session/close", { sessionId: "no-such-session" });
+    assert.equal(unknown.error?.code, -32002, JSON.stringify(unknown));
+  });
+});
+
+Deno.test("stand-in: MM_SIM_SESSIONS=load advertises only session/load: resume, list and close answer -32601", async () => {
   const earlier = await earlierSession();
   await withPeer({ stateDir: earlier.stateDir, env: { MM_SIM_SESSIONS: "load" } }, async (peer) => {
     const answer = await peer.initialize();
     assertAcp("InitializeResponse", answer.result);
     assert.deepEqual(capabilitiesOf(answer), { loadSession: true });
-    for (const method of ["session/list", "session/resume"]) {
+    for (const method of ["session/list", "session/resume", "session/close"]) {
       const refused = await peer.request(method, { sessionId: earlier.sessionId, cwd: "/tmp" });
       assert.equal(refused.error?.code, -32601, `${method}: ${JSON.stringify(refused)}`);
     }
@@ -977,13 +994,13 @@ Deno.test("stand-in: MM_SIM_SESSIONS=load advertises only session/load: resume a
   });
 });
 
-Deno.test("stand-in: MM_SIM_SESSIONS=none advertises none of load, resume and list, and each answers -32601", async () => {
+Deno.test("stand-in: MM_SIM_SESSIONS=none advertises none of load, resume, list and close, and each answers -32601", async () => {
   const earlier = await earlierSession();
   await withPeer({ stateDir: earlier.stateDir, env: { MM_SIM_SESSIONS: "none" } }, async (peer) => {
     const answer = await peer.initialize();
     assertAcp("InitializeResponse", answer.result);
     assert.deepEqual(capabilitiesOf(answer), { loadSession: false });
-    for (const method of ["session/list", "session/resume", "session/load"]) {
+    for (const method of ["session/list", "session/resume", "session/load", "session/close"]) {
       const refused = await peer.request(method, {
         sessionId: earlier.sessionId,
         cwd: "/tmp",
@@ -999,9 +1016,74 @@ Deno.test("stand-in: MM_SIM_SESSIONS=none advertises none of load, resume and li
 Deno.test("stand-in: MM_SIM_SESSIONS with an unknown value is reported on stderr, and full is used", async () => {
   await withPeer({ env: { MM_SIM_SESSIONS: "some" } }, async (peer) => {
     const capabilities = capabilitiesOf(await peer.initialize());
-    assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {} });
+    assert.deepEqual(capabilities.sessionCapabilities, { resume: {}, list: {}, close: {} });
     assert.ok(peer.stderr.includes('[mm-sim] MM_SIM_SESSIONS: unknown value "some" (using full)'));
   });
+});
+
+// ─── mm's own shell (bashTool: true) ─────────────────────────────────────────
+// mm asks the client before its own tools when yolo is false (mini-me's acp.md, "Requêtes
+// session/request_permission envoyées", named by acp-client-tools.md). The call's title, kind and
+// rawInput are the stand-in's guess.
+
+const DISK = "How big is my disk?";
+
+/** The permission requests, host_info calls, final texts and answer of a turn about the disk. */
+async function diskTurn(agent: string, answer?: (options: acp.PermissionOption[]) => string) {
+  let seen = { asked: [] as Frame[], calls: 0, texts: [] as string[], answer: "" };
+  await withPeer({ agent }, async (peer) => {
+    if (answer) {
+      peer.handlers["session/request_permission"] = (params) => {
+        const optionId = answer(params.options as acp.PermissionOption[]);
+        return { result: { outcome: { outcome: "selected", optionId } } };
+      };
+    }
+    await peer.initialize();
+    assert.equal(await peer.prompt(await peer.newSession(Deno.cwd()), DISK), "end_turn");
+    seen = {
+      asked: peer.requests("session/request_permission"),
+      calls: peer.requests("_demo.minime/host_info").length,
+      texts: peer.finalTexts(),
+      answer: peer.answerText(),
+    };
+  });
+  return seen;
+}
+
+Deno.test("stand-in: with bashTool and yolo: false, mm asks before running df -h . for the disk, titled bash: df -h ., kind execute", async () => {
+  const turn = await diskTurn(agentYaml({ bashTool: true, yolo: false }));
+  assert.equal(turn.asked.length, 1);
+  const { toolCall, options } = turn.asked[0].params as unknown as acp.RequestPermissionRequest;
+  assert.deepEqual(
+    { title: toolCall.title, kind: toolCall.kind, rawInput: toolCall.rawInput },
+    { title: "bash: df -h .", kind: "execute", rawInput: { command: "df -h ." } },
+  );
+  assert.deepEqual(options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once"]);
+  assert.equal(turn.calls, 0, "host_info is not asked about the disk");
+  assert.equal(turn.texts.length, 1);
+  assert.match(turn.texts[0], /^Filesystem .*\n\S+ /, "df's output is what the model read");
+  assert.ok(turn.answer.includes(`df -h .: ${turn.texts[0].trimEnd()}`), turn.answer);
+});
+
+Deno.test("stand-in: mm's shell refused reads [bash rejected by user], runs nothing, and the answer says so", async () => {
+  const reject = (options: acp.PermissionOption[]) =>
+    options.find((o) => o.kind === "reject_once")!.optionId;
+  const turn = await diskTurn(agentYaml({ bashTool: true, yolo: false }), reject);
+  assert.equal(turn.asked.length, 1);
+  assert.deepEqual(turn.texts, ["[bash rejected by user]"]);
+  assert.match(turn.answer, /df -h \.: \[bash rejected by user\]\.$/);
+});
+
+Deno.test("stand-in: mm's shell runs unasked with yolo: true; without bashTool the disk is asked of host_info", async () => {
+  const unasked = await diskTurn(agentYaml({ bashTool: true }));
+  assert.equal(unasked.asked.length, 0);
+  assert.match(unasked.texts[0], /^Filesystem /);
+  const noShell = await diskTurn(agentYaml({ bashTool: false, yolo: false }));
+  assert.equal(noShell.calls, 1, "host_info, for topic disk");
+  assert.deepEqual(
+    noShell.asked.map((f) => (f.params as unknown as acp.RequestPermissionRequest).toolCall.title),
+    ["client: host_info"],
+  );
 });
 
 // ─── Other tools of the client (the stand-in's own behaviour) ────────────────

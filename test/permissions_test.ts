@@ -7,10 +7,12 @@
  */
 
 import assert from "node:assert/strict";
-import { choosePermission, isOfferedToolTitle, TOOLS } from "../client.ts";
+import { choosePermission, isOfferedToolTitle, optionKeys, TOOLS } from "../client.ts";
 import {
   agentFileWith,
+  askingShellAgent,
   assertInOrder,
+  assertNoPeerLeft,
   clientCommand,
   discovery,
   MM_SIM,
@@ -18,13 +20,22 @@ import {
   PATH_WITHOUT_MM,
   permissionsWith,
   RESULT_LINE,
+  ROGUE,
   ROOT,
   runClient,
   runRogue,
   seen,
+  sleep,
   START_PERMISSIONS,
+  tempFile,
 } from "./_run.ts";
-import { doneWithoutPrompt, hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import {
+  atPermissionQuestion,
+  doneWithoutPrompt,
+  hasScript,
+  inTerminal,
+  visibleLines,
+} from "./_pty.ts";
 
 // ─── The policy, pure ────────────────────────────────────────────────────────
 
@@ -91,6 +102,27 @@ Deno.test("permissions: without an allow option an allowed call is refused, neve
   assert.deepEqual(choosePermission([{ kind: "allow_once" }, null, 3], true), {
     outcome: "cancelled",
   });
+});
+
+Deno.test("permissions: a question's keys are a, A, r and R by kind, in mm's order, for the first option of each kind with an id", () => {
+  const { allowOnce, allowAlways, rejectOnce, rejectAlways } = OPTIONS;
+  const keyed = optionKeys([rejectOnce, allowAlways, allowOnce, rejectAlways]);
+  assert.deepEqual(keyed.map(({ key, option }) => [key, option.optionId]), [
+    ["r", "r1"],
+    ["A", "a2"],
+    ["a", "a1"],
+    ["R", "r2"],
+  ]);
+  const odd = [
+    { optionId: "x", name: "Maybe", kind: "allow_sometimes" },
+    { name: "Allow", kind: "allow_once" },
+    allowOnce,
+    { ...allowOnce, optionId: "a3" },
+    null,
+    "allow_once",
+  ];
+  assert.deepEqual(optionKeys(odd).map(({ key, option }) => [key, option.optionId]), [["a", "a1"]]);
+  assert.deepEqual(optionKeys("not a list"), []);
 });
 
 // ─── The policy, end to end ──────────────────────────────────────────────────
@@ -182,6 +214,195 @@ Deno.test("permissions: the policy allows exactly client: host_info and only pic
   assert.equal(decisions[14], '[client] permission for "client: host_info": refused');
   assert.equal(run.out.filter((line) => line === "✖ client: host_info refused").length, 4);
 });
+
+// ─── The person at a terminal decides ────────────────────────────────────────
+
+/** The question the client puts about mm's `ls -la /srv` (peer scenario `ask-shell`). */
+const SHELL_QUESTION = [
+  "🛠️ ls -la /srv",
+  "   kind: execute",
+  "   command: ls -la /srv",
+  "   [a] Allow  [A] Always  [r] Reject  [R] Never  (Enter: Reject)",
+];
+
+/** The client at a terminal against the peer playing `scenario`, with more arguments. */
+function peerAtTerminal(scenario: string, args: string[] = [], env: Record<string, string> = {}) {
+  const pidFile = tempFile("pid", "");
+  const terminal = inTerminal(clientCommand(["--mm", ROGUE, ...args]), {
+    env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: pidFile, ...env },
+  });
+  return { terminal, pidFile };
+}
+
+for (
+  const [key, optionId, said] of [
+    ["a", "yes", "allowed"],
+    ["A", "always", "allowed"],
+    ["r", "no", "refused"],
+    ["R", "never", "refused"],
+    ["\r", "no", "refused"],
+  ] as const
+) {
+  const pressed = key === "\r" ? "Enter alone, the safe choice," : `the key ${key}`;
+  Deno.test({
+    name:
+      `permissions: at a terminal a call the client does not lend is put to the person, and ${pressed} answers ${optionId}`,
+    ignore: !hasScript,
+    async fn() {
+      const { terminal, pidFile } = peerAtTerminal("ask-shell");
+      await atPermissionQuestion(terminal);
+      assert.ok(!terminal.screen().includes("[client] permission for"), "answered unasked");
+      await terminal.type(key);
+      const { code, screen } = await terminal.done();
+      assert.equal(code, 0, JSON.stringify(screen));
+      const lines = visibleLines(screen);
+      assertInOrder(lines, [
+        ...SHELL_QUESTION,
+        `[client] permission for "ls -la /srv": ${said} (asked)`,
+        ...(said === "refused" ? ["✖ ls -la /srv refused"] : []),
+        `[rogue] answer {"outcome":{"outcome":"selected","optionId":"${optionId}"}}`,
+        "[end_turn]",
+      ]);
+      assert.ok(!lines.some((line) => line.includes("waiting for")), lines.join("\n"));
+      assertNoPeerLeft(pidFile);
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "permissions: at a terminal an edit is shown with its kind, its diff and its place; only mm's own options have keys, others are ignored",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = peerAtTerminal("ask-edit");
+    await atPermissionQuestion(terminal);
+    await terminal.type("A"); // mm offered no allow_always, nor a reject_always
+    await terminal.type("R");
+    await sleep(600);
+    assert.ok(!terminal.screen().includes("[client] permission for"), "a key mm did not offer");
+    await terminal.type("a");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    assertInOrder(visibleLines(screen), [
+      "   kind: edit",
+      "   diff /srv/app/config.yaml (+1 −1 lines)",
+      "   location: /srv/app/config.yaml:1",
+      "   [a] Allow  [r] Reject  (Enter: Reject)",
+      '[client] permission for "Edit config.yaml": allowed (asked)',
+      '[rogue] answer {"outcome":{"outcome":"selected","optionId":"yes"}}',
+    ]);
+    assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
+    "permissions: at a terminal two permissions at once are asked one after the other, in order",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = peerAtTerminal("ask-two");
+    await atPermissionQuestion(terminal);
+    assert.ok(terminal.screen().includes("command: rm /tmp/one"), terminal.screen());
+    assert.ok(!terminal.screen().includes("command: rm /tmp/two"), "asked before the first ended");
+    await terminal.type("a");
+    await atPermissionQuestion(terminal, 2);
+    await terminal.type("r");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    assertInOrder(lines, [
+      "   command: rm /tmp/one",
+      '[client] permission for "rm /tmp/one": allowed (asked)',
+      "   command: rm /tmp/two",
+      '[client] permission for "rm /tmp/two": refused (asked)',
+    ]);
+    assert.deepEqual(lines.filter((line) => line.startsWith("[rogue] answer")), [
+      '[rogue] answer 612 {"outcome":{"outcome":"selected","optionId":"yes"}}',
+      '[rogue] answer 613 {"outcome":{"outcome":"selected","optionId":"no"}}',
+    ]);
+    assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
+    "permissions: at a terminal a key typed before the question appeared is not taken as its answer",
+  ignore: !hasScript,
+  async fn() {
+    const { agent, permissions } = askingShellAgent();
+    const command = clientCommand(
+      ["--mm", MM_SIM, "--agent", agent, "How big is my disk?"],
+      permissions,
+    );
+    const terminal = inTerminal(command, { env: { MM_SIM_THINK_MS: "1500" } });
+    await terminal.waitFor("❓ How big is my disk?");
+    await terminal.type("a"); // while the model thinks, before any question
+    await atPermissionQuestion(terminal);
+    await sleep(500);
+    assert.ok(!terminal.screen().includes("[client] permission for"), "typed ahead, taken");
+    await terminal.type("r");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    assertInOrder(visibleLines(screen), [
+      "🛠️ bash: df -h .",
+      "   command: df -h .",
+      '[client] permission for "bash: df -h .": refused (asked)',
+      "✖ bash: df -h . refused",
+      "│ [bash rejected by user]",
+      "[end_turn]",
+    ]);
+  },
+});
+
+Deno.test({
+  name:
+    "permissions: at a terminal the client's own tool is allowed without a question (yolo: false)",
+  ignore: !hasScript,
+  async fn() {
+    const agent = agentFileWith({ "yolo: true": "yolo: false" });
+    const permissions = permissionsWith("--allow-read=", `--allow-read=.,${agent}`);
+    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "--agent", agent], permissions));
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    const allowed = '[client] permission for "client: host_info": allowed';
+    assert.equal(lines.filter((line) => line === allowed).length, 2, lines.join("\n"));
+    assert.ok(!screen.includes("(Enter: "), "a question about the client's own tool");
+  },
+});
+
+for (
+  const [what, args, redirect] of [
+    ["when stdin is not a terminal", [], "< /dev/null"],
+    ["when stderr is not a terminal", [], "2> LOG"],
+    ["with --json", ["--json"], ""],
+    ["with --no-ask", ["--no-ask"], ""],
+  ] as const
+) {
+  Deno.test({
+    name:
+      `permissions: at a terminal ${what} nobody is asked: a call the client does not lend is refused`,
+    ignore: !hasScript,
+    async fn() {
+      const pidFile = tempFile("pid", "");
+      const log = tempFile("log", "");
+      const command = `${clientCommand(["--mm", ROGUE, ...args])} ${redirect.replace("LOG", log)}`;
+      const terminal = inTerminal(command, {
+        env: { ROGUE_SCENARIO: "ask-shell", ROGUE_PID_FILE: pidFile },
+      });
+      const { code, screen } = await terminal.done();
+      assert.equal(code, 0, JSON.stringify(screen));
+      const shown = screen + Deno.readTextFileSync(log); // stderr, where it is not the terminal
+      assert.ok(!shown.includes("(Enter: "), `asked: ${JSON.stringify(shown)}`);
+      assert.ok(!shown.includes("(asked)"), JSON.stringify(shown));
+      assert.ok(shown.includes('[client] permission for "ls -la /srv": refused'), shown);
+      assert.ok(
+        shown.includes('[rogue] answer {"outcome":{"outcome":"selected","optionId":"no"}}'),
+      );
+      assertNoPeerLeft(pidFile);
+    },
+  });
+}
 
 // ─── Deno's permissions ──────────────────────────────────────────────────────
 

@@ -447,7 +447,8 @@ Deno.test("rendering: --trace shows every frame in order, → sent and ← recei
     "← answer 1",
     "→ session/prompt",
   ]);
-  assert.equal(methods.at(-1), "← answer 2");
+  // The prompt's answer, then the session closed (the stand-in advertises session/close).
+  assert.deepEqual(methods.slice(-3), ["← answer 2", "→ session/close", "← answer 3"]);
   assert.equal(methods.filter((m) => m === "← _demo.minime/host_info").length, 2);
 });
 

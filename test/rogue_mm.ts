@@ -134,6 +134,11 @@ function requestPermission(id: number, toolCall: object, options: unknown = PERM
   return send({ id, method: "session/request_permission", params });
 }
 
+/** An initialize answer that advertises session/close (ACP v1). */
+const CLOSES = {
+  result: { protocolVersion: 1, agentCapabilities: { sessionCapabilities: { close: {} } } },
+};
+
 /** A `tool_call` update: a call announced, as real agents do. */
 const announce = (toolCallId: string, title: string, kind: string, status = "pending") =>
   update({ sessionUpdate: "tool_call", toolCallId, title, kind, status });
@@ -1011,6 +1016,76 @@ const scenarios: Record<string, () => Promise<void>> = {
       rawInput: { command: "rm -rf /tmp/x" },
     });
     await endTurn(prompt, "cancelled");
+  },
+
+  // ─── A person asked at a terminal, and session/close ────────────────────────
+  async "ask-shell"() {
+    // A shell command of mm's own, announced, then asked about with every kind of option.
+    const prompt = await handshake();
+    await announce("sh-1", "ls -la /srv", "execute");
+    const toolCall = { toolCallId: "sh-1", kind: "execute", rawInput: { command: "ls -la /srv" } };
+    await requestPermission(610, { ...toolCall, title: "ls -la /srv" });
+    report(`answer ${JSON.stringify((await next(answerTo(610))).result)}`);
+    // The client sends session/cancel before it answers cancelled: the turn ends cancelled.
+    const cancelled = inbox.some((m) => m.method === "session/cancel");
+    await chunk("Done.");
+    await endTurn(prompt, cancelled ? "cancelled" : "end_turn");
+  },
+  async "ask-edit"() {
+    // An edit, with a diff and a place, and only two options: allow once and reject once.
+    const prompt = await handshake();
+    const path = "/srv/app/config.yaml";
+    const diff = {
+      type: "diff",
+      path,
+      oldText: "port: 80\nhost: a\n",
+      newText: "port: 8080\nhost: a\n",
+    };
+    const toolCall = { toolCallId: "ed-1", title: "Edit config.yaml", kind: "edit" };
+    const options = [PERMISSION_OPTIONS[0], PERMISSION_OPTIONS[2]];
+    await requestPermission(
+      611,
+      { ...toolCall, content: [diff], locations: [{ path, line: 1 }] },
+      options,
+    );
+    report(`answer ${JSON.stringify((await next(answerTo(611))).result)}`);
+    await endTurn(prompt);
+  },
+  async "ask-two"() {
+    // Two permissions at once, as an agent running two calls in parallel asks them.
+    const prompt = await handshake();
+    for (const [id, file] of [[612, "one"], [613, "two"]] as const) {
+      const command = `rm /tmp/${file}`;
+      const toolCall = { toolCallId: `rm-${file}`, title: command, kind: "delete" };
+      await requestPermission(id, { ...toolCall, rawInput: { command } });
+    }
+    for (const id of [612, 613]) {
+      report(`answer ${id} ${JSON.stringify((await next(answerTo(id))).result)}`);
+    }
+    await endTurn(prompt);
+  },
+  async "ask-then-exit"() {
+    // Asks, then exits while the question is open.
+    await handshake();
+    await requestPermission(614, { toolCallId: "x-1", title: "ls /", kind: "execute" });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    Deno.exit(3);
+  },
+  async "close-unanswered"() {
+    // Advertises session/close, and never answers it; ignores the end of its stdin too.
+    const prompt = await handshake({ initialize: CLOSES });
+    await endTurn(prompt);
+    report(`ended the turn at ${lastSent}`);
+    const close = await next(request("session/close"));
+    report(`got session/close ${JSON.stringify(close.params)}`);
+    setInterval(() => {}, 1000);
+  },
+  async "close-refused"() {
+    // Advertises session/close, answers it with an error, and exits at the end of its stdin.
+    const prompt = await handshake({ initialize: CLOSES });
+    await endTurn(prompt);
+    const close = await next(request("session/close"));
+    await send({ id: close.id, error: { code: -32603, message: "Internal error" } });
   },
   async "pause-mid-answer"() {
     const prompt = await handshake();

@@ -12,6 +12,7 @@
 import assert from "node:assert/strict";
 import {
   ANSWER_LINE,
+  askingShellAgent,
   assertInOrder,
   assertTurn,
   clientCommand,
@@ -22,7 +23,7 @@ import {
   sleep,
   turnsOf,
 } from "./_run.ts";
-import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import { atPermissionQuestion, hasScript, inTerminal, visibleLines } from "./_pty.ts";
 import { scratchFile } from "./_scratch.ts";
 
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
@@ -134,6 +135,48 @@ Deno.test({
     const rows = visibleLines(shown);
     assert.ok(!rows.some((row) => SPINNER.test(row) || row.includes("waiting")), rows.join("\n"));
     assert.match(Deno.readTextFileSync(answer).trimEnd(), ANSWER_LINE.memory);
+  },
+});
+
+Deno.test({
+  name:
+    "terminal: at a permission question the progress line waits for you, below the question, through mm's other updates, and is erased once answered",
+  ignore: !hasScript,
+  async fn() {
+    // The batch model runs host_info for the OS while the shell's question is open.
+    const { agent, permissions } = askingShellAgent();
+    const args = ["--mm", MM_SIM, "--agent", agent, "What OS, and how big is my disk?"];
+    const terminal = inTerminal(clientCommand(args, permissions));
+    await atPermissionQuestion(terminal);
+    const asked = terminal.screen().lastIndexOf("(Enter: ");
+    await terminal.waitFor(/│ .*host name/); // host_info's result, shown during the question
+    await sleep(1200); // some redraws
+    const during = visibleLines(terminal.screen());
+    assert.match(during.at(-1)!, /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for you … \d+ s$/, during.join("\n"));
+    assert.ok(during.includes("   [a] Allow  [A] Always allow  [r] Reject  (Enter: Reject)"));
+    await terminal.type("r");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const answered = screen.indexOf('[client] permission for "bash');
+    const waits = screen.slice(asked, answered).match(/waiting for [^…]*/g) ?? [];
+    assert.deepEqual([...new Set(waits)], ["waiting for you "], "another wait drawn meanwhile");
+    const lines = visibleLines(screen);
+    assert.deepEqual(lines.filter((l) => l.includes("waiting for")), [], lines.join("\n"));
+  },
+});
+
+Deno.test({
+  name:
+    "terminal: when mm exits during a permission question the client ends with its error line, and no progress line is left drawn",
+  ignore: !hasScript,
+  async fn() {
+    const command = `${clientCommand(["--mm", ROGUE])}; echo "exit $?"`;
+    const terminal = inTerminal(command, { env: { ROGUE_SCENARIO: "ask-then-exit" } });
+    await terminal.waitFor("(Enter: ");
+    const { screen } = await terminal.done();
+    const lines = visibleLines(screen);
+    assertInOrder(lines, ["error: mm exited with code 3 before the turn ended", "exit 1"]);
+    assert.deepEqual(lines.filter((l) => l.includes("waiting for")), [], lines.join("\n"));
   },
 });
 

@@ -1,20 +1,24 @@
 /**
  * A long turn: `--turn-timeout` cancels a turn mm has gone silent in, the ACP way, and exits 124;
- * its silence is counted from mm's last frame, mm waiting for the client's own answer is not
- * silence, and the timer ends with its turn.
+ * its silence is counted from mm's last frame, mm waiting for the client's own answer (a tool, or
+ * the person at a permission question) is not silence, and the timer ends with its turn.
  */
 
 import assert from "node:assert/strict";
 import {
   assertNoPeerLeft,
+  clientCommand,
   clientWithTools,
+  ROGUE,
   rogue,
   seen,
   sentWith,
   sleep,
   SLOW_TOOL,
   startClient,
+  tempFile,
 } from "./_run.ts";
+import { atPermissionQuestion, hasScript, inTerminal, visibleLines } from "./_pty.ts";
 
 Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, not before, and ends 124", async () => {
   const run = await startClient(rogue("silent", { args: ["--turn-timeout", "1"] })).done();
@@ -132,4 +136,27 @@ Deno.test("--turn-timeout: after Ctrl-C, a silence past the timeout does not can
   assert.equal(sentWith(run.stderr, "session/cancel").length, 1, run.stderr);
   assert.ok(!run.stderr.includes("mm sent nothing"), run.stderr);
   assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test({
+  name:
+    "--turn-timeout: a person thinking over a permission question is not mm's silence: the turn goes on",
+  ignore: !hasScript,
+  async fn() {
+    const pidFile = tempFile("pid", "");
+    const terminal = inTerminal(clientCommand(["--mm", ROGUE, "--turn-timeout", "1"]), {
+      env: { ROGUE_SCENARIO: "ask-shell", ROGUE_PID_FILE: pidFile },
+    });
+    await atPermissionQuestion(terminal);
+    await sleep(2500); // more than twice the timeout
+    assert.ok(!terminal.screen().includes("cancelling"), terminal.screen());
+    await terminal.type("a");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    assert.ok(lines.includes('[client] permission for "ls -la /srv": allowed (asked)'), screen);
+    assert.ok(lines.includes("[end_turn]"), lines.join("\n"));
+    assert.ok(!screen.includes("mm sent nothing"), screen);
+    assertNoPeerLeft(pidFile);
+  },
 });
