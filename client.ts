@@ -589,12 +589,40 @@ async function questionFromStdin(out: Output): Promise<string> {
   if (Deno.stdin.isTerminal()) out.note(hint);
   return (await Array.fromAsync(stdinLines())).join("\n").trim() || DEFAULT_QUESTION;
 }
+/**
+ * Ends the run if the client is no longer in the terminal's foreground while it waits for the
+ * person (until `until` settles): the program the shell started around deno (npm's Node wrapper)
+ * ended at Ctrl-C, and the shell took the terminal back. A read that began before cannot tell: it
+ * would wait on, racing the shell for what the person types. `ps` says it (`+` in its state).
+ */
+function watchForeground(run: Run, until: Promise<unknown>): void {
+  if (!granted({ name: "run", command: "ps" })) return;
+  let waiting = true;
+  const stopWaiting = () => {
+    waiting = false;
+  };
+  until.then(stopWaiting, stopWaiting);
+  const ps = new Deno.Command("ps", { args: ["-o", "stat=", "-p", `${Deno.pid}`], stderr: "null" });
+  const lost = "the shell has it back";
+  const check = async () => {
+    if (!waiting) return;
+    const output = await attempt(() => ps.output(), undefined)?.catch(() => undefined);
+    if (!output?.success || !waiting) return; // no ps here: nothing to go by
+    if (new TextDecoder().decode(output.stdout).includes("+")) return after(FOREGROUND_MS, check);
+    run.fail(new ClientError(`cannot read the terminal any more (${lost}): ${LOST_TERMINAL}`));
+  };
+  after(FOREGROUND_MS, check);
+}
+/** How often the client makes sure it has the terminal while it waits for the person. */
+const FOREGROUND_MS = 300;
 /** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
 async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
   const atTerminal = Deno.stdin.isTerminal();
   for (;;) {
     if (atTerminal) run.out.print(run.out.stderr, "> ");
-    const next = await Promise.race([lines.next(), run.failed]);
+    const answered = Promise.withResolvers<void>();
+    if (atTerminal) watchForeground(run, answered.promise);
+    const next = await Promise.race([lines.next(), run.failed]).finally(answered.resolve);
     run.out.stderr.open = false; // the person's Enter ended the prompt's line
     if (next.done && atTerminal) run.out.print(run.out.stderr, "\n"); // Ctrl-D did not
     if (next.done || next.value.trim()) return next.value?.trim();
@@ -747,6 +775,7 @@ async function askPerson(run: Run, toolCall: unknown, keys: KeyedOption[], signa
   const { out } = run;
   const withdrawn = new Promise<void>((done) => signal.addEventListener("abort", () => done()));
   const stop = Promise.race([run.cancelling.promise, withdrawn, run.failed.catch(() => {})]);
+  watchForeground(run, stop);
   const safe = keys.find(({ key }) => key === "r") ?? keys.find(({ key }) => key === "R");
   const named = (keyed?: KeyedOption) => String(keyed?.option.name ?? keyed?.option.kind);
   const choices = keys.map((keyed) => `[${keyed.key}] ${named(keyed)}`).join("  ");

@@ -615,10 +615,13 @@ Deno.test({
     assert.ok(screen.includes("[cancelled]"), JSON.stringify(screen));
     const errors = visibleLines(screen).filter((line) => line.includes("error"));
     assert.equal(errors.length, 1, errors.join("\n"));
-    const lost = "error: cannot read the terminal any more (stdin: Input/output error): most " +
-      "likely the shell took it back when npm's Node wrapper around deno ended at Ctrl-C; put " +
-      `the real deno binary first on PATH (the README's "Two commands" says how)`;
-    assert.equal(errors[0], lost);
+    // Said when a read fails (EIO), or, where the read began before the shell took the terminal
+    // back (it would then wait for the person, racing the shell), when it is seen in the background.
+    const why = /\((stdin: Input\/output error|the shell has it back)\)/.source;
+    const lost = "error: cannot read the terminal any more " + why + ": most likely the shell " +
+      "took it back when npm's Node wrapper around deno ended at Ctrl-C; put the real deno binary " +
+      `first on PATH \\(the README's "Two commands" says how\\)`;
+    assert.match(errors[0], new RegExp(`^${lost}$`));
     assert.ok(!screen.includes("os error"), JSON.stringify(screen));
   },
 });
@@ -644,5 +647,40 @@ Deno.test({
     const afterPrompt = screen.slice(screen.lastIndexOf(SHELL_PROMPT)); // the one after Ctrl-C
     assert.ok(afterPrompt.includes("killing it"), JSON.stringify(afterPrompt));
     assert.ok(!afterPrompt.includes("waiting for"), JSON.stringify(afterPrompt));
+  },
+});
+
+Deno.test({
+  name:
+    "cancellation: -i at a terminal: when another process takes the terminal while the client waits at its prompt, the client ends in one error line saying so, mm gone",
+  ignore: !hasScript,
+  async fn() {
+    // The read at the prompt began while the client had the terminal, so it does not fail: the
+    // client must see that it is no longer in the foreground. A python process takes the terminal
+    // in a process group of its own, as a shell does when the program it started ended.
+    const pidFile = tempFile("pid", "");
+    const flag = `${scratchDir("flag-")}/take`;
+    const take = "import os, signal, time; signal.signal(signal.SIGTTOU, signal.SIG_IGN); " +
+      'os.setpgid(0, 0); os.tcsetpgrp(os.open("/dev/tty", os.O_RDWR), os.getpgrp()); ' +
+      "time.sleep(60)";
+    const client = clientCommand(["--mm", MM_SIM, "-i"]);
+    const terminal = inTerminal(
+      `${client} < /dev/tty & c=$!; until [ -e '${flag}' ]; do sleep 0.1; done; python3 -c '${take}' & ` +
+        `p=$!; wait $c; echo "client exit $?"; kill $p`,
+      { env: { MM_SIM_PID_FILE: pidFile } },
+    );
+    await terminal.waitFor(/discovery: [^]*> $/, 60_000);
+    Deno.writeTextFileSync(flag, "");
+    const { screen } = await terminal.done();
+    assertNoPeerLeft(pidFile);
+    const lines = visibleLines(screen).filter((line) =>
+      line.includes("error") || /exit/.test(line)
+    );
+    assert.deepEqual(lines, [
+      "error: cannot read the terminal any more (the shell has it back): most likely the shell " +
+      "took it back when npm's Node wrapper around deno ended at Ctrl-C; put the real deno binary " +
+      `first on PATH (the README's "Two commands" says how)`,
+      "client exit 1",
+    ]);
   },
 });
