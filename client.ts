@@ -166,6 +166,7 @@ function answered(run: Run, call: Call, params: unknown, outcome: Outcome, how: 
   if (!allowed) {
     run.refused = true;
     call.done = true;
+    call.refused = true;
     run.out.say(`✖ ${call.title} refused`, RED);
   }
   return { outcome };
@@ -692,7 +693,8 @@ const DETAILS: Record<string, (update: Record<string, unknown>) => string[]> = {
     list(configOptions).map((o) => `config: ${field(o, "id")} = ${field(o, "currentValue")}`),
 };
 
-type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean };
+/** A tool call as shown so far; `refused`: its permission was, and that is its end as shown. */
+type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean; refused?: true };
 /** A tool call or its update: its title, its state, the content lines not shown yet. */
 function showToolCall(run: Run, update: unknown, to: Stream, style?: number): void {
   const call = seeCall(run, update, to, style);
@@ -700,7 +702,8 @@ function showToolCall(run: Run, update: unknown, to: Stream, style?: number): vo
   if (status === "completed" || status === "failed") call.done = true;
   if (raw !== undefined) call.rawOutput = raw;
   if (run.out.quiet) return;
-  if (status === "failed") run.out.line(to, `✖ ${call.title} failed`, style ?? RED);
+  const failed = status === "failed" && !call.refused; // refused: said so already
+  if (failed) run.out.line(to, `✖ ${call.title} failed`, style ?? RED);
   let lines = Array.isArray(content) ? content.flatMap(contentLines) : call.lines;
   if (call.done && lines.length === 0) lines = rawOutputLines(call.rawOutput);
   for (const line of unshown(call.lines, lines)) run.out.line(to, `│ ${line}`, style);
