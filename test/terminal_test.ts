@@ -9,7 +9,7 @@
 // Terminal control characters are what these tests are about.
 // deno-lint-ignore-file no-control-regex
 
-import assert from "node:assert/strict";
+import assert from "./_assert.ts";
 import {
   ANSWER_LINE,
   assertInOrder,
@@ -38,7 +38,7 @@ Deno.test({
     const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "How much memory?"]), {
       env: { MM_SIM_THINK_MS: "2500" },
     });
-    const { code, screen } = await terminal.done(30_000);
+    const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     assert.match(screen, PROGRESS);
     assert.match(screen, /waiting for the model … 2 s/, "the seconds are counted");
@@ -59,7 +59,7 @@ Deno.test({
       `${clientCommand(["--mm", MM_SIM, "-q", "How much memory?"])} > '${stdoutFile}'`,
       { env: { MM_SIM_THINK_MS: "500" } },
     );
-    const { code, screen } = await terminal.done(30_000);
+    const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     assert.match(screen, PROGRESS);
     const lines = visibleLines(screen);
@@ -88,9 +88,8 @@ Deno.test({
   async fn() {
     const terminal = inTerminal(`stty cols 20; ${clientCommand(["--mm", MM_SIM])}`, {
       env: { MM_SIM_THINK_MS: "2500" },
-      deadlineMs: 20_000,
     });
-    await terminal.waitFor("waiting for", 10_000);
+    await terminal.waitFor("waiting for");
     await sleep(1500); // some fifteen redraws
     const rows = visibleLines(terminal.screen(), 20);
     assert.equal(rows.filter((row) => SPINNER.test(row)).length, 1, JSON.stringify(rows));
@@ -130,9 +129,9 @@ Deno.test({
     const narrow = `(sleep 1.5; stty cols 20 < /dev/tty; printf '\\033[?7h')`;
     const terminal = inTerminal(
       `stty cols 100; ${narrow} & ${clientCommand(["--mm", MM_SIM, "How much memory?"])}; wait`,
-      { env: { MM_SIM_THINK_MS: "3000" }, deadlineMs: 20_000 },
+      { env: { MM_SIM_THINK_MS: "3000" } },
     );
-    await terminal.waitFor(marker, 10_000);
+    await terminal.waitFor(marker);
     await sleep(600); // some redraws at the new width
     const during = narrowedAt(terminal.screen(), marker, 100, 20);
     const progress = during.filter((row) => SPINNER.test(row) || /waiting|… \d+ s/.test(row));
@@ -154,9 +153,8 @@ Deno.test({
   async fn() {
     const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
       env: { ROGUE_SCENARIO: "running-call" },
-      deadlineMs: 20_000,
     });
-    await terminal.waitFor(/waiting for npm test … [1-9]\d* s/, 10_000);
+    await terminal.waitFor(/waiting for npm test … [1-9]\d* s/);
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     assert.ok(screen.includes("│ all passed"), JSON.stringify(screen));
@@ -169,9 +167,8 @@ Deno.test({
   async fn() {
     const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
       env: { ROGUE_SCENARIO: "two-running-calls" },
-      deadlineMs: 20_000,
     });
-    await terminal.waitFor(/waiting for (first|second) call … 1 s/, 10_000);
+    await terminal.waitFor(/waiting for (first|second) call … 1 s/);
     const both = terminal.screen().slice(terminal.screen().indexOf("🛠️ second call"));
     assert.ok(!both.includes("waiting for first call"), terminal.screen());
     const { code } = await terminal.done();
@@ -185,7 +182,6 @@ Deno.test({
   async fn() {
     const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "How big is my disk?"]), {
       env: { MM_SIM_THINK_MS: "300", TERM: "dumb" },
-      deadlineMs: 20_000,
     });
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
@@ -218,7 +214,6 @@ Deno.test({
   async fn() {
     const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
       env: { ROGUE_SCENARIO: "stderr-short" },
-      deadlineMs: 20_000,
     });
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
@@ -240,7 +235,6 @@ Deno.test({
     const stdoutFile = scratchFile("conversation-");
     const terminal = inTerminal(
       `${clientCommand(["--mm", MM_SIM, "-i", "How much memory?"])} > '${stdoutFile}'`,
-      { deadlineMs: 40_000 },
     );
     const prompts = () => terminal.screen().split("> ").length - 1;
     await terminal.waitFor("> ");
@@ -250,7 +244,7 @@ Deno.test({
     await terminal.type("How long is it up?\r");
     await terminal.waitFor(/> How long is it up\?\r\n[^]*> /);
     await terminal.type("\x04");
-    const { code, screen } = await terminal.done(10_000);
+    const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     const out = Deno.readTextFileSync(stdoutFile).split("\n").filter((l) => l !== "");
     const turns = turnsOf(out);
@@ -280,8 +274,8 @@ Deno.test({
   name: "terminal: - at a terminal says how to end the question, then reads it",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "-"]), { deadlineMs: 20_000 });
-    await terminal.waitFor("reading the question from stdin; end it with Ctrl-D", 10_000);
+    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "-"]));
+    await terminal.waitFor("reading the question from stdin; end it with Ctrl-D");
     await terminal.type("How much RAM?\n");
     await sleep(200);
     await terminal.type("\x04");
@@ -298,9 +292,7 @@ Deno.test({
   async fn() {
     const hint = "reading the question from stdin; end it with Ctrl-D";
     const answer = scratchFile("answer-");
-    const filed = inTerminal(`${clientCommand(["--mm", MM_SIM, "-"])} > '${answer}'`, {
-      deadlineMs: 20_000,
-    });
+    const filed = inTerminal(`${clientCommand(["--mm", MM_SIM, "-"])} > '${answer}'`);
     await sleep(500); // typed ahead, as a person may: the terminal holds it for the client
     await filed.type("How much RAM?\n");
     await sleep(200);
@@ -309,9 +301,7 @@ Deno.test({
     assert.equal(done.code, 0);
     assert.ok(done.screen.includes(hint), JSON.stringify(done.screen));
     assert.ok(Deno.readTextFileSync(answer).includes("❓ How much RAM?"));
-    const piped = inTerminal(`echo 'How much RAM?' | ${clientCommand(["--mm", MM_SIM, "-"])}`, {
-      deadlineMs: 20_000,
-    });
+    const piped = inTerminal(`echo 'How much RAM?' | ${clientCommand(["--mm", MM_SIM, "-"])}`);
     const { code, screen } = await piped.done();
     assert.equal(code, 0, JSON.stringify(screen));
     assert.ok(!screen.includes(hint), JSON.stringify(screen));
@@ -327,9 +317,8 @@ Deno.test({
     // Thoughts every 200 ms for 3 s (not shown without --verbose): still the model it waits for.
     const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
       env: { ROGUE_SCENARIO: "chatty", ROGUE_CHATTY_MS: "3000" },
-      deadlineMs: 20_000,
     });
-    await terminal.waitFor(/waiting for the model … 2 s/, 10_000);
+    await terminal.waitFor(/waiting for the model … 2 s/);
     const { code } = await terminal.done();
     assert.equal(code, 0);
   },
@@ -342,15 +331,14 @@ Deno.test({
   async fn() {
     const terminal = inTerminal(clientCommand(["--mm", ROGUE, "-i", "First?"]), {
       env: { ROGUE_SCENARIO: "unfinished-call" },
-      deadlineMs: 20_000,
     });
-    await terminal.waitFor("> ", 10_000);
+    await terminal.waitFor("> ");
     const firstTurn = terminal.screen().length;
     await terminal.type("Second?\n");
     // After mm's thought (not shown), the wait is the model's again, for a second and more.
-    await terminal.waitFor(/waiting for (the model|never finished) … 1 s/, 10_000);
+    await terminal.waitFor(/waiting for (the model|never finished) … 1 s/);
     assert.ok(!terminal.screen().slice(firstTurn).includes("never finished"), terminal.screen());
-    await terminal.waitFor("Thought about it.", 10_000);
+    await terminal.waitFor("Thought about it.");
     await terminal.type("\x04");
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));

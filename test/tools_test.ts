@@ -6,7 +6,7 @@
  * README says, against the stand-in or a peer that calls them directly (`test/rogue-mm`).
  */
 
-import assert from "node:assert/strict";
+import assert from "./_assert.ts";
 import {
   checkArguments,
   checkTools,
@@ -40,6 +40,7 @@ import {
   SLOW_TOOL,
   tempFile,
   traced,
+  WAIT_MS,
   within,
 } from "./_run.ts";
 
@@ -733,7 +734,7 @@ Deno.test("tools: the README's asynchronous tool passes its signal on: a cancell
     const cancel = new AbortController();
     const call = tool.call({}, cancel.signal);
     cancel.abort();
-    const cancelled = await within(5000, "the cancelled call to end", call);
+    const cancelled = await within(WAIT_MS, "the cancelled call to end", call);
     assert.deepEqual(cancelled, {
       content: [{ type: "text", text: "df exited with code 143" }],
       isError: true,
