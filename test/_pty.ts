@@ -11,6 +11,7 @@
 
 import { clip } from "./_assert.ts";
 import {
+  errorForLater,
   exitOf,
   lastLines,
   noStrayRejection,
@@ -166,30 +167,30 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
     try {
       child.kill("SIGKILL");
     } catch { /* already gone */ }
-    throw new Error(
-      `${(error as Error).message}\n--- the terminal (as JSON) ---\n${
-        clip(JSON.stringify(screen))
-      }`,
-    );
+    const shown = `--- the terminal (as JSON) ---\n${clip(JSON.stringify(screen))}`;
+    if (!(error instanceof Error)) throw new Error(`${error}\n${shown}`);
+    error.message = `${error.message}\n${shown}`;
+    throw error;
   };
   const exitedBefore = (wanted: string | RegExp) =>
-    new Error(
-      `the command exited (${exitOf(exited!)}) before ${wanted}; the last lines of the terminal:\n${
-        lastLines(withoutColours(screen))
-      }`,
-    );
+    `the command exited (${exitOf(exited!)}) before ${wanted}; the last lines of the terminal:\n${
+      lastLines(withoutColours(screen))
+    }`;
 
   return {
     screen: () => screen,
     waitFor(wanted, ms = WAIT_MS) {
       if (matches(wanted)) return Promise.resolve();
-      if (exited) return noStrayRejection(Promise.reject(exitedBefore(wanted)).catch(fail));
+      const failure = errorForLater();
+      if (exited) {
+        return noStrayRejection(Promise.reject(failure(exitedBefore(wanted))).catch(fail));
+      }
       return noStrayRejection(
         within(
           ms,
           `waiting for ${wanted} on the terminal`,
           new Promise<void>((resolve, reject) =>
-            waiters.push({ wanted, resolve, reject: () => reject(exitedBefore(wanted)) })
+            waiters.push({ wanted, resolve, reject: () => reject(failure(exitedBefore(wanted))) })
           ),
         ).catch(fail),
       );

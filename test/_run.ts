@@ -199,21 +199,36 @@ export function noStrayRejection<T>(promise: Promise<T>): Promise<T> {
 }
 
 /**
+ * An error made now, to be thrown later with the message given then: its stack is the caller's, so
+ * that a wait that fails names the line of the test that waited, not a timer's.
+ */
+export function errorForLater(): (message: string) => Error {
+  const error = new Error("(not yet thrown)");
+  Error.captureStackTrace(error, errorForLater);
+  return (message) => {
+    error.message = message;
+    return error;
+  };
+}
+
+/**
  * Rejects with `deadline: <what> (after <ms> ms)` after `ms`, unless `promise` settles first; the
  * timer is cleared either way. `what` may be a function, asked only when the deadline passes (to
- * say what had come by then). The promise returned never rejects outside its test
- * ({@linkcode noStrayRejection}).
+ * say what had come by then); its first line is what was awaited, the others are shown below.
+ * The promise returned never rejects outside its test ({@linkcode noStrayRejection}).
  */
 export function within<T>(
   ms: number,
   what: string | (() => string),
   promise: Promise<T>,
 ): Promise<T> {
+  const failure = errorForLater();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const said = typeof what === "string" ? what : what();
-      reject(new Error(`deadline: ${said} (after ${Math.round(ms)} ms)`));
+      const [awaited, ...more] = (typeof what === "string" ? what : what()).split("\n");
+      const after = `deadline: ${awaited} (after ${Math.round(ms)} ms)`;
+      reject(failure([after, ...more].join("\n")));
     }, ms);
   });
   return noStrayRejection(Promise.race([promise, deadline]).finally(() => clearTimeout(timer)));
@@ -281,7 +296,7 @@ export function startClient(run: ClientRun = {}): RunningClient {
     stream: "stdout" | "stderr";
     text: string;
     resolve: () => void;
-    reject: (error: Error) => void;
+    reject: (message: string) => void;
   }[] = [];
   const collect = async (stream: "stdout" | "stderr", from: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
@@ -302,11 +317,9 @@ export function startClient(run: ClientRun = {}): RunningClient {
       stream === "stdout" ? `\n--- the last lines of its stderr ---\n${lastLines(text.stderr)}` : ""
     }`;
   const exitedBefore = (status: Deno.CommandStatus, stream: "stdout" | "stderr", wanted: string) =>
-    new Error(
-      `the client exited (${exitOf(status)}) before ${JSON.stringify(wanted)} on ${stream}\n${
-        written(stream)
-      }`,
-    );
+    `the client exited (${exitOf(status)}) before ${JSON.stringify(wanted)} on ${stream}\n${
+      written(stream)
+    }`;
   // Once the client is gone and all it wrote is read, what has not come will not: fail at once.
   let ended: Deno.CommandStatus | undefined;
   noStrayRejection(Promise.all([reading, child.status])).then(([, status]) => {
@@ -317,12 +330,20 @@ export function startClient(run: ClientRun = {}): RunningClient {
   }, () => {});
   const waitFor = (stream: "stdout" | "stderr") => (wanted: string, ms = WAIT_MS) => {
     if (text[stream].includes(wanted)) return Promise.resolve();
-    if (ended) return noStrayRejection(Promise.reject(exitedBefore(ended, stream, wanted)));
+    const failure = errorForLater();
+    if (ended) {
+      return noStrayRejection(Promise.reject(failure(exitedBefore(ended, stream, wanted))));
+    }
     const waiting = within(
       ms,
       () => `waiting for ${JSON.stringify(wanted)} on ${stream}\n${written(stream)}`,
       new Promise<void>((resolve, reject) =>
-        waiters.push({ stream, text: wanted, resolve, reject })
+        waiters.push({
+          stream,
+          text: wanted,
+          resolve,
+          reject: (message) => reject(failure(message)),
+        })
       ),
     );
     return noStrayRejection(waiting.catch((error) => {
@@ -353,11 +374,10 @@ export function startClient(run: ClientRun = {}): RunningClient {
           child.kill("SIGKILL");
         } catch { /* gone already */ }
         await within(WAIT_MS, "the killed client's output to end", reading).catch(() => {});
-        throw new Error(
-          `${(error as Error).message}\n--- stdout ---\n${clip(text.stdout)}\n--- stderr ---\n${
-            clip(text.stderr)
-          }`,
-        );
+        const shown = `--- stdout ---\n${clip(text.stdout)}\n--- stderr ---\n${clip(text.stderr)}`;
+        if (!(error instanceof Error)) throw new Error(`${error}\n${shown}`);
+        error.message = `${error.message}\n${shown}`;
+        throw error;
       }
       // mm may hold the pipes open if it outlived the client: that is a failure too.
       await within(WAIT_MS, "the client's stdout and stderr to close", reading);

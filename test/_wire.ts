@@ -383,13 +383,14 @@ export async function withPeer(
     await peer.close();
   }
   if (failure === undefined && peer.problems.length === 0) return;
-  const said = [
-    ...(failure === undefined
-      ? []
-      : [failure instanceof Error ? failure.message : String(failure)]),
-    ...peer.problems,
-  ];
-  throw new Error(`${said.join("\n")}\nmm's stderr:\n${clip(peer.stderr)}`, { cause: failure });
+  const more = `${peer.problems.map((problem) => `\n${problem}`).join("")}\nmm's stderr:\n${
+    clip(peer.stderr)
+  }`;
+  if (!(failure instanceof Error)) {
+    throw new Error(`${failure ?? "on the test client's side of the wire:"}${more}`);
+  }
+  failure.message += more;
+  throw failure;
 }
 
 /** What a wait is for, in words. */
