@@ -564,6 +564,17 @@ export function rogue(scenario: string, run: ClientRun = {}): ClientRun {
 }
 
 /**
+ * Tells the misbehaving peer whose process id comes first in `pidFile` to go on (SIGUSR1): the
+ * pause it is in ends, since the test has seen what the pause was there for. With
+ * `ROGUE_PAUSE_MS` set to {@linkcode WAIT_MS}, its pauses last until then.
+ */
+export function goOn(pidFile: string): void {
+  const pid = Number(Deno.readTextFileSync(pidFile).trim().split(/\s+/)[0]);
+  if (!(pid > 0)) throw new Error(`no pid was written to ${pidFile}`);
+  Deno.kill(pid, "SIGUSR1");
+}
+
+/**
  * Runs the client against the misbehaving peer playing `scenario`, and checks that the peer wrote
  * its pid and that no peer process outlived the client.
  */

@@ -142,14 +142,19 @@ Deno.test("peers: memory stays bounded when mm floods calls and never reads its 
   // over 500 MB (each answer repeats its id). A client that keeps reading
   // and queues the answers grows by hundreds of MB within seconds; one whose
   // answers wait in a bounded queue stops reading mm's calls while its writes
-  // are blocked, so mm blocks too. After 6 s the peer gives up and exits,
-  // which ends the run (mm exited before the turn ended). The client's
-  // resident memory is sampled all along, and its peak must stay under
-  // 300 MB: far above what the client needs (about 100 MB), far below what
-  // the answers would need.
+  // are blocked, so mm blocks too. Once a write of the peer has waited 1 s
+  // (or after 6 s in all) the peer gives up and exits, which ends the run (mm
+  // exited before the turn ended). The client's resident memory is sampled
+  // all along, and its peak must stay under 300 MB: far above what the
+  // client needs (about 100 MB), far below what the answers would need.
   const client = startClient(rogue("deaf-flood", {
     noTrace: true,
-    env: { ROGUE_CALLS: "200000", ROGUE_ID_PAD: "2500", ROGUE_GIVE_UP_MS: "6000" },
+    env: {
+      ROGUE_CALLS: "200000",
+      ROGUE_ID_PAD: "2500",
+      ROGUE_GIVE_UP_MS: "6000",
+      ROGUE_GIVE_UP_BLOCKED_MS: "1000",
+    },
   }));
   const peak = peakMemoryKiB(client.child.pid);
   const run = await client.done();

@@ -15,17 +15,37 @@ import {
   assertInOrder,
   assertTurn,
   clientCommand,
+  goOn,
   MM_SIM,
   RESULT_LINE,
   ROGUE,
   runClient,
   sleep,
+  tempFile,
   turnsOf,
+  WAIT_MS,
 } from "./_run.ts";
 import { hasScript, inTerminal, visibleLines } from "./_pty.ts";
-import { scratchFile } from "./_scratch.ts";
+import { scratchDir, scratchFile } from "./_scratch.ts";
 
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
+
+/**
+ * The client at a terminal against the misbehaving peer playing `scenario`, whose pauses last until
+ * the test, having seen what they are there for, says go on.
+ */
+function rogueAtTerminal(scenario: string, args: string[] = [], env: Record<string, string> = {}) {
+  const pidFile = tempFile("pid", "");
+  const terminal = inTerminal(clientCommand(["--mm", ROGUE, ...args]), {
+    env: {
+      ROGUE_SCENARIO: scenario,
+      ROGUE_PID_FILE: pidFile,
+      ROGUE_PAUSE_MS: String(WAIT_MS),
+      ...env,
+    },
+  });
+  return { terminal, goOn: () => goOn(pidFile) };
+}
 const PROGRESS = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for the model … \d+ s/;
 
 // ─── The progress line ───────────────────────────────────────────────────────
@@ -89,8 +109,7 @@ Deno.test({
     const terminal = inTerminal(`stty cols 20; ${clientCommand(["--mm", MM_SIM])}`, {
       env: { MM_SIM_THINK_MS: "2500" },
     });
-    await terminal.waitFor("waiting for");
-    await sleep(1500); // some fifteen redraws
+    await terminal.waitFor(/… [1-9]\d* s/); // some ten redraws
     const rows = visibleLines(terminal.screen(), 20);
     assert.equal(rows.filter((row) => SPINNER.test(row)).length, 1, JSON.stringify(rows));
     const { code, screen } = await terminal.done();
@@ -126,11 +145,16 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     const marker = "\x1b[?7h"; // autowrap on, as it already is: what the narrowing is known by
-    const narrow = `(sleep 1.5; stty cols 20 < /dev/tty; printf '\\033[?7h')`;
+    // Narrowed once the progress line is drawn at 100 columns, when the test says so.
+    const trigger = `${scratchDir("narrow-")}/now`;
+    const narrow =
+      `(until [ -e '${trigger}' ]; do sleep 0.05; done; stty cols 20 < /dev/tty; printf '\\033[?7h')`;
     const terminal = inTerminal(
       `stty cols 100; ${narrow} & ${clientCommand(["--mm", MM_SIM, "How much memory?"])}; wait`,
-      { env: { MM_SIM_THINK_MS: "3000" } },
+      { env: { MM_SIM_THINK_MS: "2000" } },
     );
+    await terminal.waitFor(PROGRESS);
+    Deno.writeTextFileSync(trigger, "");
     await terminal.waitFor(marker);
     await sleep(600); // some redraws at the new width
     const during = narrowedAt(terminal.screen(), marker, 100, 20);
@@ -151,10 +175,9 @@ Deno.test({
     "terminal: while an agent's own tool call runs, the progress line waits for it by its title",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "running-call" },
-    });
+    const { terminal, goOn } = rogueAtTerminal("running-call");
     await terminal.waitFor(/waiting for npm test … [1-9]\d* s/);
+    goOn();
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     assert.ok(screen.includes("│ all passed"), JSON.stringify(screen));
@@ -165,12 +188,11 @@ Deno.test({
   name: "terminal: with two calls running, the progress line waits for the latest",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "two-running-calls" },
-    });
+    const { terminal, goOn } = rogueAtTerminal("two-running-calls");
     await terminal.waitFor(/waiting for (first|second) call … 1 s/);
     const both = terminal.screen().slice(terminal.screen().indexOf("🛠️ second call"));
     assert.ok(!both.includes("waiting for first call"), terminal.screen());
+    goOn();
     const { code } = await terminal.done();
     assert.equal(code, 0);
   },
@@ -212,9 +234,9 @@ Deno.test({
   name: "terminal: a short line of mm's log while the progress line is up leaves nothing of it",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "stderr-short" },
-    });
+    const { terminal, goOn } = rogueAtTerminal("stderr-short");
+    await terminal.waitFor(/waiting for the model … \d+ s/);
+    goOn();
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     const rows = visibleLines(screen);
@@ -315,10 +337,9 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     // Thoughts every 200 ms for 3 s (not shown without --verbose): still the model it waits for.
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "chatty", ROGUE_CHATTY_MS: "3000" },
-    });
+    const { terminal, goOn } = rogueAtTerminal("chatty", [], { ROGUE_CHATTY_MS: String(WAIT_MS) });
     await terminal.waitFor(/waiting for the model … 2 s/);
+    goOn();
     const { code } = await terminal.done();
     assert.equal(code, 0);
   },
@@ -329,15 +350,14 @@ Deno.test({
     "terminal: the progress line of a turn never names a call of an earlier turn that never ended",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE, "-i", "First?"]), {
-      env: { ROGUE_SCENARIO: "unfinished-call" },
-    });
+    const { terminal, goOn } = rogueAtTerminal("unfinished-call", ["-i", "First?"]);
     await terminal.waitFor("> ");
     const firstTurn = terminal.screen().length;
     await terminal.type("Second?\n");
     // After mm's thought (not shown), the wait is the model's again, for a second and more.
     await terminal.waitFor(/waiting for (the model|never finished) … 1 s/);
     assert.ok(!terminal.screen().slice(firstTurn).includes("never finished"), terminal.screen());
+    goOn();
     await terminal.waitFor("Thought about it.");
     await terminal.type("\x04");
     const { code, screen } = await terminal.done();
