@@ -64,6 +64,7 @@ for (
       stdin ? ", with no prompt after" : ""
     }`,
     async () => {
+      const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
       const client = startClient({ args: [...args], stdin, env: { MM_SIM_THINK_MS: "30000" } });
       const exited = exitTime(client.child);
       await client.waitForStderr("agent_thought_chunk");
@@ -76,7 +77,7 @@ for (
       assert.equal(run.out.at(-1), "[cancelled]");
       // mm answered the cancel at once: the client neither waited for the model nor the grace.
       assert.ok(!run.stderr.includes(NO_ANSWER_IN_TIME), run.stderr);
-      assertTook("the end", (await exited) - sent, { most: 0, idle: await idleRunMs() });
+      assertTook("the end", (await exited) - sent, { most: 0, idle: await idle });
       assertNoPeerLeft(run.pidFile);
       assert.ok(!run.stderr.includes("\n> "), "no prompt after the cancelled turn");
     },
@@ -86,6 +87,7 @@ for (
 Deno.test("cancellation: under a stepwise model Ctrl-C between two calls cancels the turn: the first result shown, the second call never made", async () => {
   // The stand-in pauses after each call's final update: the Ctrl-C comes in the middle of the
   // stepwise turn, after the first call's result and before the second call.
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const client = startClient({ env: { MM_SIM_MODEL: "stepwise", MM_SIM_STEP_MS: "30000" } });
   const exited = exitTime(client.child);
   await client.waitForStdout(`│ ${OS_TEXT}\n`);
@@ -104,11 +106,12 @@ Deno.test("cancellation: under a stepwise model Ctrl-C between two calls cancels
   assert.ok(!run.stderr.includes('"topic":"memory"'), "the second call was never made");
   // mm answered the cancel at once: the client did not wait for the grace.
   assert.ok(!run.stderr.includes(NO_ANSWER_IN_TIME), run.stderr);
-  assertTook("the end", (await exited) - pressed, { most: 0, idle: await idleRunMs() });
+  assertTook("the end", (await exited) - pressed, { most: 0, idle: await idle });
 });
 
 Deno.test("cancellation: Ctrl-C before the session exists ends the client at once with 130 and no session/cancel", async () => {
   const { mm, pidFile } = silentMm();
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const client = startClient({ noMm: true, args: ["--mm", mm] });
   const exited = exitTime(client.child);
   await client.waitForStderr('"method":"initialize"');
@@ -117,7 +120,7 @@ Deno.test("cancellation: Ctrl-C before the session exists ends the client at onc
   const run = await client.done();
   assert.equal(run.code, 130, run.stderr);
   // Not waiting for an answer that never comes, nor for the 5 s a turn's cancellation gets.
-  assertTook("the end", (await exited) - pressed, { most: 0, idle: await idleRunMs() });
+  assertTook("the end", (await exited) - pressed, { most: 0, idle: await idle });
   assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
   assertNoPeerLeft(pidFile);
 });
@@ -138,6 +141,7 @@ Deno.test("cancellation: the cancel grace is 5 s: mm ignoring session/cancel is 
 });
 
 Deno.test("cancellation: a second Ctrl-C kills mm that ignores session/cancel at once, exit 130", async () => {
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const client = startClient(rogue("ignore-cancel"));
   await client.waitForStderr("waiting");
   client.child.kill("SIGINT");
@@ -152,7 +156,7 @@ Deno.test("cancellation: a second Ctrl-C kills mm that ignores session/cancel at
   assert.ok(run.log.includes("[client] second Ctrl-C: killing mm"), run.stderr);
   // At once, not when the 5 s grace ends.
   assert.ok(!run.stderr.includes(NO_ANSWER_IN_TIME), run.stderr);
-  assertTook("the end", (await exited) - second, { most: 0, idle: await idleRunMs() });
+  assertTook("the end", (await exited) - second, { most: 0, idle: await idle });
   assertNoPeerLeft(run.pidFile);
 });
 
@@ -232,7 +236,7 @@ for (
       `cancellation: one Ctrl-C typed ${how} cancels the turn and shows [cancelled], every time`,
     ignore: !hasScript,
     async fn() {
-      const idle = await idleRunMs();
+      const idle = idleRunMs(); // beside the first run: how long the machine takes to do nothing
       for (let i = 0; i < 3; i++) {
         const pidFile = tempFile("pid", "");
         const terminal = inTerminal(commandLine(), {
@@ -254,7 +258,7 @@ for (
         assert.ok(!screen.includes("second Ctrl-C"), `one press counted twice: ${screen}`);
         // mm answered the cancel at once: the client did not wait for the grace.
         assert.ok(!screen.includes(NO_ANSWER_IN_TIME), JSON.stringify(screen));
-        assertTook("the end", performance.now() - pressed, { most: 0, idle });
+        assertTook("the end", performance.now() - pressed, { most: 0, idle: await idle });
         assertNoPeerLeft(pidFile);
       }
     },
@@ -266,6 +270,7 @@ Deno.test({
     "cancellation: a second Ctrl-C typed later kills mm that ignores session/cancel at once, not at the end of the 5 s grace",
   ignore: !hasScript,
   async fn() {
+    const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
     const { terminal, pidFile } = ignoringCancelAtTerminal();
     await terminal.waitFor("❓");
     await sleep(100);
@@ -283,7 +288,7 @@ Deno.test({
       JSON.stringify(screen),
     );
     assert.ok(!screen.includes(NO_ANSWER_IN_TIME), JSON.stringify(screen));
-    assertTook("the end", took, { most: 0, idle: await idleRunMs() });
+    assertTook("the end", took, { most: 0, idle: await idle });
     assertNoPeerLeft(pidFile);
   },
 });

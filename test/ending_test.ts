@@ -175,6 +175,7 @@ exit 0
 
 Deno.test("ending: --timeout 1: an mm that never answers initialize is named after 1 s and killed, and the client exits soon after its one error line", async () => {
   const { mm, pidFile } = silentMm();
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const started = performance.now(); // before the client exists, let alone its timer
   const client = startClient({
     noMm: true,
@@ -189,16 +190,17 @@ Deno.test("ending: --timeout 1: an mm that never answers initialize is named aft
     "error: mm did not answer initialize within 1 s",
   ]);
   assert.equal(run.log.at(-1), "error: mm did not answer initialize within 1 s");
-  const idle = await idleRunMs();
   // From before the client started: its start-up is within the room a run that waits for nothing
   // takes.
-  assertTook("the timeout fired", errorAt, { least: 995, most: 1000, idle });
-  assertTook("the client exited", (await exited) - started - errorAt, { most: 2500, idle });
+  assertTook("the timeout fired", errorAt, { least: 995, most: 1000, idle: await idle });
+  const after = (await exited) - started - errorAt;
+  assertTook("the client exited", after, { most: 2500, idle: await idle });
   assertNoPeerLeft(pidFile);
 });
 
 Deno.test("ending: --timeout 2: an mm that never answers session/new is named after 2 s, not before", async () => {
   // 2 s, not less: the peer must start and answer initialize within it on a busy machine.
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const client = startClient(rogue("silent-session", { args: ["--timeout", "2"] }));
   const exited = exitTime(client.child);
   await client.waitForStderr("error: mm did not answer session/new within 2 s");
@@ -209,9 +211,12 @@ Deno.test("ending: --timeout 2: an mm that never answers session/new is named af
   assert.equal(run.log.at(-1), "error: mm did not answer session/new within 2 s");
   // Timed from the peer's answer to initialize: the client asked session/new only after it.
   const answered = Number(seen(run.log).join("\n").match(/answered initialize at (\d+)/)?.[1]);
-  const idle = await idleRunMs();
-  assertTook("the timeout fired", errorAt - answered, { least: 1998, most: 2000, idle });
-  assertTook("the client exited", (await exited) - errorSeen, { most: 2500, idle });
+  assertTook("the timeout fired", errorAt - answered, {
+    least: 1998,
+    most: 2000,
+    idle: await idle,
+  });
+  assertTook("the client exited", (await exited) - errorSeen, { most: 2500, idle: await idle });
   assertNoPeerLeft(run.pidFile);
 });
 
@@ -250,18 +255,19 @@ Deno.test("ending: --timeout beyond the timer's range never fires early", async 
 // ─── Ending quickly, and leaving nothing behind ──────────────────────────────
 
 Deno.test("ending: after [end_turn] the client exits at once when mm exits at the end of its input, and leaves no mm behind", async () => {
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const client = startClient();
   const exited = exitTime(client.child);
   await client.waitForStdout("[end_turn]");
   const shownAt = performance.now();
   const run = await client.done();
   assert.equal(run.code, 0, run.stderr);
-  const idle = await idleRunMs();
-  assertTook("the client exited", (await exited) - shownAt, { most: 2500, idle });
+  assertTook("the client exited", (await exited) - shownAt, { most: 2500, idle: await idle });
   assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("ending: an mm that ignores the end of its input is killed, group and all, 2 s after [end_turn]", async () => {
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const client = startClient(rogue("helpers"));
   await client.child.status;
   const exitedAt = Date.now();
@@ -270,11 +276,10 @@ Deno.test("ending: an mm that ignores the end of its input is killed, group and 
   assert.equal(run.out.at(-1), "[end_turn]");
   // Timed from the peer's last write, the end of the turn: the client's grace began after it.
   const ended = Number(seen(run.log).join("\n").match(/ended the turn at (\d+)/)?.[1]);
-  const idle = await idleRunMs();
   assertTook("the client killed mm and exited", exitedAt - ended, {
     least: 1998,
     most: 2500,
-    idle,
+    idle: await idle,
   });
   const pids = Deno.readTextFileSync(run.pidFile).trim().split(" ");
   assert.equal(pids.length, 2, "mm and its helper wrote their pids");

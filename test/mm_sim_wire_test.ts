@@ -208,6 +208,7 @@ for (
 }
 
 Deno.test("stand-in: request mode: a list not answered within the timeout gives no tool and is cancelled", async () => {
+  const idle = idleRunMs(); // beside it: how long the machine takes to do nothing
   await withPeer({ agent: agentYaml({ discovery: "request", timeout: "300ms" }) }, async (peer) => {
     peer.handlers["_org.mini-me/tools/list"] = () => undefined;
     await peer.initialize(true);
@@ -217,7 +218,7 @@ Deno.test("stand-in: request mode: a list not answered within the timeout gives 
     assertTook("session/new was answered", took, {
       least: 298,
       most: 300,
-      idle: await idleRunMs(),
+      idle: await idle,
     });
     const [list] = peer.requests("_org.mini-me/tools/list");
     assert.ok(
@@ -571,6 +572,7 @@ for (const discovery of ["meta", "request"]) {
 }
 
 Deno.test("stand-in: timeout is a Go duration: 0m0.4s ends an unanswered call after 0.4 s", async () => {
+  const idle = idleRunMs(); // beside it: how long the machine takes to do nothing
   await withPeer({ agent: agentYaml({ timeout: "0m0.4s" }) }, async (peer) => {
     peer.handlers["_demo.minime/host_info"] = () => undefined;
     await peer.initialize();
@@ -578,7 +580,7 @@ Deno.test("stand-in: timeout is a Go duration: 0m0.4s ends an unanswered call af
     const started = performance.now();
     assert.equal(await peer.prompt(session, "Which OS?"), "end_turn");
     const ms = performance.now() - started;
-    assertTook("the call ended", ms, { least: 398, most: 400, idle: await idleRunMs() });
+    assertTook("the call ended", ms, { least: 398, most: 400, idle: await idle });
     assert.deepEqual(peer.finalTexts(), ["[client tool error: context deadline exceeded]"]);
   });
 });

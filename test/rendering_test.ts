@@ -373,6 +373,7 @@ Deno.test("rendering: mm's log lines come through the client whole, and the last
 });
 
 Deno.test("rendering: mm's last log lines, an unended one too, come before the client's line about its exit while a helper of mm holds its stderr", async () => {
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const run = await runRogue("stderr-helper-exit");
   assert.equal(run.code, 1, run.stderr);
   assert.deepEqual(run.log.slice(-3), [
@@ -381,7 +382,7 @@ Deno.test("rendering: mm's last log lines, an unended one too, come before the c
     "error: mm exited with code 3 before the turn ended",
   ]);
   // Not waiting for the helper, which holds mm's stderr for 30 s: ending is quick.
-  assertTook("the client ended", run.ms, { most: 2500, idle: await idleRunMs() });
+  assertTook("the client ended", run.ms, { most: 2500, idle: await idle });
 });
 
 Deno.test("rendering: a line of mm's log written in two pieces comes out whole, also after a line over 64 KiB", async () => {

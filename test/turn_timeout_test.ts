@@ -19,11 +19,11 @@ import {
 } from "./_run.ts";
 
 Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, not before, and ends 124", async () => {
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const run = await startClient(rogue("silent", { args: ["--turn-timeout", "1"] })).done();
   // The peer times its silence from its last write, which the client heard before the turn began.
   const silence = Number(seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1]);
-  const idle = await idleRunMs();
-  assertTook("cancelled", silence, { least: 998, most: 1000, idle });
+  assertTook("cancelled", silence, { least: 998, most: 1000, idle: await idle });
   assert.equal(run.code, 124, run.stderr);
   assert.equal(run.out.at(-1), "[cancelled]");
   assert.ok(run.log.includes("[client] cancelling…"), run.stderr);
@@ -36,6 +36,7 @@ Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, 
 });
 
 Deno.test("--turn-timeout: the silence is counted from mm's last frame, also when it began before the timer was set again", async () => {
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   // mm speaks once 100 ms into the turn, then says nothing: the first check, 1.5 s in, finds 1.4 s
   // of silence, and the timer must fire 0.1 s later, not a whole 1.5 s later (at 2.9 s of it).
   const run = await startClient(rogue("silent", {
@@ -45,8 +46,7 @@ Deno.test("--turn-timeout: the silence is counted from mm's last frame, also whe
   const silence = Number(seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1]);
   // A timer set again for a whole 1.5 s would fire at 2.9 s of silence: beyond this bound unless
   // the machine is crowded.
-  const idle = await idleRunMs();
-  assertTook("cancelled", silence, { least: 1498, most: 1500, idle });
+  assertTook("cancelled", silence, { least: 1498, most: 1500, idle: await idle });
   assert.equal(run.code, 124, run.stderr);
 });
 
