@@ -192,10 +192,11 @@ Deno.test("cancellation: after Ctrl-C a permission request is answered cancelled
 
 Deno.test("cancellation: with -i a turn cancelled and ended in time leaves no cancel behind: no kill 5 s later, a later permission answered by the policy", async () => {
   const agent = agentFileWith({ "yolo: true": "yolo: false" });
+  const thinkMs = 1000; // each turn's
   const client = startClient({
     args: ["--agent", agent, "-i", "How much memory?"],
     readAlso: [agent],
-    env: { MM_SIM_THINK_MS: "1000" },
+    env: { MM_SIM_THINK_MS: String(thinkMs) },
     stdin: "open",
   });
   await client.waitForStderr('"method":"session/prompt"');
@@ -206,9 +207,10 @@ Deno.test("cancellation: with -i a turn cancelled and ended in time leaves no ca
   await client.write("And since when is it up?\n");
   await client.waitForStdout("❓ And since when is it up?");
   await client.waitForStdout("[end_turn]");
-  // Past the 5 s a cancel timer left behind would have killed mm at, with room for the machine.
+  // A cancel timer left behind would kill mm 5 s after the cancel: the third turn, which thinks
+  // for a second, runs past that, with room for the machine.
   const idle = await idleRunMs();
-  await sleep(Math.max(0, 5000 + 2 * idle - (performance.now() - cancelledAt)));
+  await sleep(Math.max(0, 5000 + 2 * idle - thinkMs - (performance.now() - cancelledAt)));
   await client.write("Which CPU?\n");
   await client.waitForStdout("❓ Which CPU?");
   await client.closeStdin();

@@ -124,10 +124,12 @@ Deno.test("--turn-timeout: mm that ignores the cancel is killed after the grace,
 
 Deno.test("--turn-timeout: after Ctrl-C, a silence past the timeout does not cancel the turn again", async () => {
   // mm ignores the cancel: the turn timeout passes during the grace, and must leave it be.
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
   const client = startClient(rogue("ignore-cancel", { args: ["--turn-timeout", "1"] }));
   await client.waitForStderr('"agent_thought_chunk"');
   client.child.kill("SIGINT");
-  await sleep(2000); // past the timeout, within the 5 s grace
+  // Past the timeout since mm's last frame, with room for the machine; within the 5 s grace.
+  await sleep(1000 + 2 * await idle);
   client.child.kill("SIGINT"); // a second Ctrl-C, a person's: mm is killed
   const run = await client.done();
   assert.equal(run.code, 130, run.stderr);
