@@ -157,10 +157,10 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
     }
   })();
   // Once the command is gone and its output read, nothing more will come.
-  noStrayRejection(Promise.all([child.status, reading])).then(([status]) => {
+  Promise.all([child.status, reading.catch(() => {})]).then(([status]) => {
     exited = status;
     for (const waiter of waiters.splice(0)) waiter.reject();
-  }, () => {});
+  });
   child.stderr.cancel().catch(() => {});
   const deadlineMs = options.deadlineMs ?? RUN_MS;
   const fail = (error: unknown): never => {

@@ -322,12 +322,12 @@ export function startClient(run: ClientRun = {}): RunningClient {
     }`;
   // Once the client is gone and all it wrote is read, what has not come will not: fail at once.
   let ended: Deno.CommandStatus | undefined;
-  noStrayRejection(Promise.all([reading, child.status])).then(([, status]) => {
+  Promise.all([reading.catch(() => {}), child.status]).then(([, status]) => {
     ended = status;
     for (const waiter of waiters.splice(0)) {
       waiter.reject(exitedBefore(status, waiter.stream, waiter.text));
     }
-  }, () => {});
+  });
   const waitFor = (stream: "stdout" | "stderr") => (wanted: string, ms = WAIT_MS) => {
     if (text[stream].includes(wanted)) return Promise.resolve();
     const failure = errorForLater();
@@ -481,7 +481,7 @@ export function discovery(log: string[]): {
 } {
   const line = log.find((l) => l.startsWith("[client] discovery: "));
   const parts = line?.match(/^\[client\] discovery: (\S+), session (\S+)(?: \((\w+)\))?$/);
-  if (!line || !parts) throw new Error(`no discovery line in:\n${log.join("\n")}`);
+  if (!line || !parts) throw new Error(`no discovery line in:\n${clip(log.join("\n"))}`);
   return { line, mode: parts[1], session: parts[2], how: parts[3] };
 }
 
@@ -490,7 +490,7 @@ export function turnsOf(out: string[]): string[][] {
   const turns: string[][] = [];
   for (const line of out) {
     if (line.startsWith("❓ ")) turns.push([]);
-    if (turns.length === 0) throw new Error(`output before the first ❓:\n${out.join("\n")}`);
+    if (turns.length === 0) throw new Error(`output before the first ❓:\n${clip(out.join("\n"))}`);
     turns.at(-1)!.push(line);
   }
   return turns;
@@ -503,7 +503,7 @@ export function turnsOf(out: string[]): string[][] {
 export function assertTurn(turn: string[], question: string, result: RegExp, label: string): void {
   const text = turn.join("\n");
   const fail = (what: string) => {
-    throw new Error(`${what} in:\n${text}`);
+    throw new Error(`${what} in:\n${clip(text)}`);
   };
   if (turn[0] !== `❓ ${question}`) fail(`the question is not ${question}`);
   if (!turn.includes("🛠️ client: host_info")) fail("no host_info call");
@@ -546,7 +546,9 @@ export function assertInOrder(lines: string[], wanted: (string | RegExp)[]): voi
     const found = lines.findIndex((line, i) =>
       i >= at && (typeof want === "string" ? line === want : want.test(line))
     );
-    if (found < 0) throw new Error(`missing ${want} (after line ${at}) in:\n${lines.join("\n")}`);
+    if (found < 0) {
+      throw new Error(`missing ${want} (after line ${at}) in:\n${clip(lines.join("\n"))}`);
+    }
     at = found + 1;
   }
 }

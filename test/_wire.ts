@@ -287,14 +287,14 @@ export class Peer {
         ...(tools === undefined ? {} : { _meta: { "org.mini-me/tools": tools } }),
       },
     });
-    if (answer.error) throw new Error(`initialize failed: ${JSON.stringify(answer.error)}`);
+    if (answer.error) throw new Error(`initialize failed: ${clip(JSON.stringify(answer.error))}`);
     return answer;
   }
 
   /** `session/new`; returns the session id. */
   async newSession(cwd = "/tmp"): Promise<string> {
     const answer = await this.request("session/new", { cwd, mcpServers: [] });
-    if (answer.error) throw new Error(`session/new failed: ${JSON.stringify(answer.error)}`);
+    if (answer.error) throw new Error(`session/new failed: ${clip(JSON.stringify(answer.error))}`);
     return (answer.result as acp.NewSessionResponse).sessionId;
   }
 
@@ -306,7 +306,9 @@ export class Peer {
   /** One prompt turn; returns the stop reason, or throws on an error answer. */
   async prompt(sessionId: string, text: string, ms = WAIT_MS): Promise<string> {
     const answer = await this.startTurn(sessionId, text, ms);
-    if (answer.error) throw new Error(`session/prompt failed: ${JSON.stringify(answer.error)}`);
+    if (answer.error) {
+      throw new Error(`session/prompt failed: ${clip(JSON.stringify(answer.error))}`);
+    }
     return (answer.result as acp.PromptResponse).stopReason;
   }
 
