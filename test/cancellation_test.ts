@@ -321,7 +321,7 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "-i", "How much memory?"]), {
-      env: { MM_SIM_THINK_MS: "2000" },
+      env: { MM_SIM_THINK_MS: "1500" },
     });
     await terminal.waitFor(/❓ How much memory\?/);
     await sleep(300);

@@ -107,7 +107,7 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     const terminal = inTerminal(`stty cols 20; ${clientCommand(["--mm", MM_SIM])}`, {
-      env: { MM_SIM_THINK_MS: "2500" },
+      env: { MM_SIM_THINK_MS: "2000" },
     });
     await terminal.waitFor(/… [1-9]\d* s/); // some ten redraws
     const rows = visibleLines(terminal.screen(), 20);
