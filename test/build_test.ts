@@ -141,3 +141,15 @@ Deno.test("build: deno task test runs the checks, then every test and client.ts'
   const ci = Deno.readTextFileSync(`${ROOT}/.ci/run`);
   assert.match(ci, /npx -y deno@\d+\.\d+\.\d+ task test/, "CI runs the README's test command");
 });
+
+Deno.test("build: deno task test runs test files side by side, as many as the machine has cores unless DENO_JOBS says otherwise", () => {
+  const { tasks } = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
+  const words = String(tasks.test).split(/\s+/);
+  assert.ok(words.includes("--parallel"), tasks.test);
+  // A number fixed for one machine crowds a smaller one: deno test's default is the core count.
+  assert.ok(!/DENO_JOBS=|--jobs/.test(tasks.test), tasks.test);
+  // Files named before test/ start first, so that the last to start is a short one.
+  const first = words.slice(words.indexOf("--doc") + 1, words.indexOf("client.ts"));
+  assert.ok(first.length > 0, tasks.test);
+  for (const file of first) assert.ok(Deno.statSync(`${ROOT}/${file}`).isFile, file);
+});
