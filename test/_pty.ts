@@ -9,7 +9,19 @@
  * @module
  */
 
-import { passedEnv, ROOT, sleep, within } from "./_run.ts";
+import { clip } from "./_assert.ts";
+import {
+  errorForLater,
+  exitOf,
+  lastLines,
+  noStrayRejection,
+  passedEnv,
+  ROOT,
+  RUN_MS,
+  sleep,
+  WAIT_MS,
+  within,
+} from "./_run.ts";
 import { SCRATCH } from "./_scratch.ts";
 
 /** The flavour of `script` that the system `os` comes with, if it is one of the two. */
@@ -71,7 +83,7 @@ export interface TerminalOptions {
   env?: Record<string, string>;
   /** Working directory (default: the project folder). */
   cwd?: string;
-  /** How long the command may run before the test fails (default 60 s). */
+  /** How long the command may run before the test fails (default {@linkcode RUN_MS}). */
   deadlineMs?: number;
 }
 
@@ -81,7 +93,8 @@ export interface Terminal {
   screen(): string;
   /**
    * Resolves once the screen, colours left out, matches; fails the test (and kills the command)
-   * after `ms` (default 20 s), or at once if the command exits first.
+   * after `ms` (default {@linkcode WAIT_MS}), or at once if the command exits first, naming its
+   * exit and the last lines of the screen.
    */
   waitFor(wanted: string | RegExp, ms?: number): Promise<void>;
   /** Types text at the terminal (`"\x03"` is Ctrl-C, `"\x04"` Ctrl-D). */
@@ -128,7 +141,7 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
   }).spawn();
   const keyboard = child.stdin.getWriter();
   let screen = "";
-  let exited = false;
+  let exited: Deno.CommandStatus | undefined;
   const waiters: { wanted: string | RegExp; resolve: () => void; reject: () => void }[] = [];
   const matches = (wanted: string | RegExp) => {
     const shown = withoutColours(screen);
@@ -145,35 +158,43 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
     }
   })();
   // Once the command is gone and its output read, nothing more will come.
-  Promise.all([child.status, reading]).finally(() => {
-    exited = true;
+  Promise.all([child.status, reading.catch(() => {})]).then(([status]) => {
+    exited = status;
     for (const waiter of waiters.splice(0)) waiter.reject();
-  }).catch(() => {});
-  child.stderr.cancel();
-  const deadlineMs = options.deadlineMs ?? 60_000;
+  });
+  child.stderr.cancel().catch(() => {});
+  const deadlineMs = options.deadlineMs ?? RUN_MS;
   const fail = (error: unknown): never => {
     try {
       child.kill("SIGKILL");
     } catch { /* already gone */ }
-    throw new Error(`${(error as Error).message}\n--- terminal ---\n${JSON.stringify(screen)}`);
+    const shown = `--- the terminal (as JSON) ---\n${clip(JSON.stringify(screen))}`;
+    if (!(error instanceof Error)) throw new Error(`${error}\n${shown}`);
+    error.message = `${error.message}\n${shown}`;
+    throw error;
   };
+  const exitedBefore = (wanted: string | RegExp) =>
+    `the command exited (${exitOf(exited!)}) before ${wanted}; the last lines of the terminal:\n${
+      lastLines(withoutColours(screen))
+    }`;
 
   return {
     screen: () => screen,
-    waitFor(wanted, ms = 20_000) {
+    waitFor(wanted, ms = WAIT_MS) {
       if (matches(wanted)) return Promise.resolve();
-      if (exited) return Promise.reject(new Error(`exited before ${wanted}`)).catch(fail);
-      return within(
-        ms,
-        `waiting for ${wanted} on the terminal`,
-        new Promise<void>((resolve, reject) =>
-          waiters.push({
-            wanted,
-            resolve,
-            reject: () => reject(new Error(`the command exited before ${wanted}`)),
-          })
-        ),
-      ).catch(fail);
+      const failure = errorForLater();
+      if (exited) {
+        return noStrayRejection(Promise.reject(failure(exitedBefore(wanted))).catch(fail));
+      }
+      return noStrayRejection(
+        within(
+          ms,
+          `waiting for ${wanted} on the terminal`,
+          new Promise<void>((resolve, reject) =>
+            waiters.push({ wanted, resolve, reject: () => reject(failure(exitedBefore(wanted))) })
+          ),
+        ).catch(fail),
+      );
     },
     async type(text) {
       await keyboard.write(new TextEncoder().encode(text)).catch(() => {});
@@ -190,7 +211,7 @@ export function inTerminal(commandLine: string, options: TerminalOptions = {}): 
         "the command in the terminal to exit",
         child.status,
       ).catch(fail);
-      await within(5000, "the terminal's output to end", reading).catch(fail);
+      await within(WAIT_MS, "the terminal's output to end", reading).catch(fail);
       await keyboard.close().catch(() => {});
       return { code: status.code, screen, ms: performance.now() - started };
     },
@@ -220,11 +241,11 @@ export async function doneWithoutPrompt(
   const endSource = typeof end === "string"
     ? end.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
     : end.source;
-  await terminal.waitFor(new RegExp(`${PROMPT.source}|${endSource}`), 20_000);
+  await terminal.waitFor(new RegExp(`${PROMPT.source}|${endSource}`));
   if (PROMPT.test(terminal.screen())) {
     terminal.kill();
     await terminal.done().catch(() => {});
-    throw new Error(`Deno asked for a permission:\n${JSON.stringify(terminal.screen())}`);
+    throw new Error(`Deno asked for a permission:\n${clip(JSON.stringify(terminal.screen()))}`);
   }
   return await terminal.done();
 }

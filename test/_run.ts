@@ -10,8 +10,19 @@
 
 import { hostInfo, TOOL_DESCRIPTIONS, TOOLS } from "../client.ts";
 import { validateToolList } from "./mm_sim.ts";
+import assert, { clip } from "./_assert.ts";
 import { checkSentFrames } from "./_schema.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
+
+/**
+ * How long a test waits for something that must happen (a line, an answer, a process gone) before
+ * it fails. It is there for a hang, never for speed: a passing test never comes near it, even on a
+ * crowded machine (load 20 on 2 cores), and a client that exits meanwhile fails the wait at once.
+ */
+export const WAIT_MS = 60_000;
+
+/** How long a whole run of the client may take before it is killed and the test fails. */
+export const RUN_MS = 120_000;
 
 /** What `host_info os` answers on this machine (read once: it does not change during a run). */
 export const OS_TEXT = hostInfo("os").content[0].text;
@@ -125,7 +136,7 @@ export interface ClientRun {
    * Default: no stdin at all (`null`).
    */
   stdin?: string | "open";
-  /** How long the whole run may take before the test fails (default 60 s). */
+  /** How long the whole run may take before the test fails (default {@linkcode RUN_MS}). */
   deadlineMs?: number;
   /** Another client file to run (a copy of client.ts, see {@linkcode clientWithTools}). */
   client?: string;
@@ -158,9 +169,13 @@ export interface ClientResult {
 export interface RunningClient {
   /** The client process. */
   child: Deno.ChildProcess;
-  /** Resolves once stdout contains `text`; fails the test after `ms` (default 20 s). */
+  /**
+   * Resolves once stdout contains `text`; fails the test (and kills the client) after `ms`
+   * (default {@linkcode WAIT_MS}), or at once when the client exits without it, naming its exit
+   * and its last stderr lines.
+   */
   waitForStdout(text: string, ms?: number): Promise<void>;
-  /** Resolves once stderr contains `text`; fails the test after `ms` (default 20 s). */
+  /** Resolves once stderr contains `text`; fails the test as {@linkcode waitForStdout} does. */
   waitForStderr(text: string, ms?: number): Promise<void>;
   /** Writes to the client's stdin (with `stdin: "open"`). */
   write(text: string): Promise<void>;
@@ -173,17 +188,61 @@ export interface RunningClient {
   done(): Promise<ClientResult>;
 }
 
-/** Rejects with `what` after `ms`, unless `promise` settles first. */
-export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+/**
+ * Marks a helper's promise as handled, and returns it: awaited, it still rejects; but when the
+ * test that made it has already failed and moved on, its rejection fails nobody, where Deno would
+ * otherwise take it for an uncaught error and cancel the rest of the file.
+ */
+export function noStrayRejection<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
+}
+
+/**
+ * An error made now, to be thrown later with the message given then: its stack is the caller's, so
+ * that a wait that fails names the line of the test that waited, not a timer's.
+ */
+export function errorForLater(): (message: string) => Error {
+  const error = new Error("(not yet thrown)");
+  Error.captureStackTrace(error, errorForLater);
+  return (message) => {
+    error.message = message;
+    return error;
+  };
+}
+
+/**
+ * Rejects with `deadline: <what> (after <ms> ms)` after `ms`, unless `promise` settles first; the
+ * timer is cleared either way. `what` may be a function, asked only when the deadline passes (to
+ * say what had come by then); its first line is what was awaited, the others are shown below.
+ * The promise returned never rejects outside its test ({@linkcode noStrayRejection}).
+ */
+export function within<T>(
+  ms: number,
+  what: string | (() => string),
+  promise: Promise<T>,
+): Promise<T> {
+  const failure = errorForLater();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`deadline: ${what} (after ${ms} ms)`)), ms);
+    timer = setTimeout(() => {
+      const [awaited, ...more] = (typeof what === "string" ? what : what()).split("\n");
+      const after = `deadline: ${awaited} (after ${Math.round(ms)} ms)`;
+      reject(failure([after, ...more].join("\n")));
+    }, ms);
   });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return noStrayRejection(Promise.race([promise, deadline]).finally(() => clearTimeout(timer)));
+}
+
+/** How a process ended, in words: `exit code 1`, `killed by SIGKILL`. */
+export function exitOf(status: Deno.CommandStatus): string {
+  return status.signal ? `killed by ${status.signal}` : `exit code ${status.code}`;
+}
+
+/** The last `count` lines of `text` that are not empty, each cut to 300 characters. */
+export function lastLines(text: string, count = 12): string {
+  const lines = text.split("\n").filter((line) => line.trim() !== "").slice(-count);
+  return lines.map((line) => line.length > 300 ? `${line.slice(0, 300)}…` : line).join("\n");
 }
 
 /** Starts the client against the mm stand-in (unless told otherwise). */
@@ -237,7 +296,7 @@ export function startClient(run: ClientRun = {}): RunningClient {
     stream: "stdout" | "stderr";
     text: string;
     resolve: () => void;
-    reject: (error: Error) => void;
+    reject: (message: string) => void;
   }[] = [];
   const collect = async (stream: "stdout" | "stderr", from: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
@@ -252,45 +311,49 @@ export function startClient(run: ClientRun = {}): RunningClient {
     }
   };
   const reading = Promise.all([collect("stdout", child.stdout), collect("stderr", child.stderr)]);
+  /** What the client had written when a wait on `stream` failed. */
+  const written = (stream: "stdout" | "stderr") =>
+    `--- its ${stream} ---\n${clip(text[stream])}${
+      stream === "stdout" ? `\n--- the last lines of its stderr ---\n${lastLines(text.stderr)}` : ""
+    }`;
+  const exitedBefore = (status: Deno.CommandStatus, stream: "stdout" | "stderr", wanted: string) =>
+    `the client exited (${exitOf(status)}) before ${JSON.stringify(wanted)} on ${stream}\n${
+      written(stream)
+    }`;
   // Once the client is gone and all it wrote is read, what has not come will not: fail at once.
-  let ended = false;
-  Promise.all([reading, child.status]).finally(() => {
-    ended = true;
+  let ended: Deno.CommandStatus | undefined;
+  Promise.all([reading.catch(() => {}), child.status]).then(([, status]) => {
+    ended = status;
     for (const waiter of waiters.splice(0)) {
-      waiter.reject(
-        new Error(
-          `the client exited before ${JSON.stringify(waiter.text)} on ${waiter.stream}; it had:\n${
-            text[waiter.stream]
-          }`,
-        ),
-      );
+      waiter.reject(exitedBefore(status, waiter.stream, waiter.text));
     }
-  }).catch(() => {});
-  const waitFor = (stream: "stdout" | "stderr") => (wanted: string, ms = 20_000) => {
+  });
+  const waitFor = (stream: "stdout" | "stderr") => (wanted: string, ms = WAIT_MS) => {
     if (text[stream].includes(wanted)) return Promise.resolve();
+    const failure = errorForLater();
     if (ended) {
-      return Promise.reject(
-        new Error(
-          `the client exited before ${JSON.stringify(wanted)} on ${stream}; it had:\n${
-            text[stream]
-          }`,
-        ),
-      );
+      return noStrayRejection(Promise.reject(failure(exitedBefore(ended, stream, wanted))));
     }
-    return within(
+    const waiting = within(
       ms,
-      `waiting for ${JSON.stringify(wanted)} on ${stream}; it has:\n${text[stream]}`,
+      () => `waiting for ${JSON.stringify(wanted)} on ${stream}\n${written(stream)}`,
       new Promise<void>((resolve, reject) =>
-        waiters.push({ stream, text: wanted, resolve, reject })
+        waiters.push({
+          stream,
+          text: wanted,
+          resolve,
+          reject: (message) => reject(failure(message)),
+        })
       ),
-    ).catch((error) => {
+    );
+    return noStrayRejection(waiting.catch((error) => {
       try {
         child.kill("SIGKILL");
       } catch { /* gone already */ }
       throw error;
-    });
+    }));
   };
-  const deadlineMs = run.deadlineMs ?? 60_000;
+  const deadlineMs = run.deadlineMs ?? RUN_MS;
 
   return {
     child,
@@ -307,16 +370,17 @@ export function startClient(run: ClientRun = {}): RunningClient {
           child.status,
         );
       } catch (error) {
-        child.kill("SIGKILL");
-        await within(5000, "the killed client's output to end", reading).catch(() => {});
-        throw new Error(
-          `${
-            (error as Error).message
-          }\n--- stdout ---\n${text.stdout}\n--- stderr ---\n${text.stderr}`,
-        );
+        try {
+          child.kill("SIGKILL");
+        } catch { /* gone already */ }
+        await within(WAIT_MS, "the killed client's output to end", reading).catch(() => {});
+        const shown = `--- stdout ---\n${clip(text.stdout)}\n--- stderr ---\n${clip(text.stderr)}`;
+        if (!(error instanceof Error)) throw new Error(`${error}\n${shown}`);
+        error.message = `${error.message}\n${shown}`;
+        throw error;
       }
       // mm may hold the pipes open if it outlived the client: that is a failure too.
-      await within(5000, "the client's stdout and stderr to close", reading);
+      await within(WAIT_MS, "the client's stdout and stderr to close", reading);
       const ms = performance.now() - started;
       // Whatever the run was about, no peer outlives the client (when one was started).
       if (Deno.readTextFileSync(pidFile).trim() !== "") assertNoPeerLeft(pidFile);
@@ -325,7 +389,7 @@ export function startClient(run: ClientRun = {}): RunningClient {
         if (violations.length > 0) {
           throw new Error(
             `the client wrote frames that break the ACP schema:\n${
-              violations.map((v) => `  ${v.problem}\n    ${v.frame}`).join("\n")
+              clip(violations.map((v) => `  ${v.problem}\n    ${v.frame}`).join("\n"))
             }`,
           );
         }
@@ -426,7 +490,7 @@ export function discovery(log: string[]): {
 } {
   const line = log.find((l) => l.startsWith("[client] discovery: "));
   const parts = line?.match(/^\[client\] discovery: (\S+), session (\S+)(?: \((\w+)\))?$/);
-  if (!line || !parts) throw new Error(`no discovery line in:\n${log.join("\n")}`);
+  if (!line || !parts) throw new Error(`no discovery line in:\n${clip(log.join("\n"))}`);
   return { line, mode: parts[1], session: parts[2], how: parts[3] };
 }
 
@@ -435,7 +499,7 @@ export function turnsOf(out: string[]): string[][] {
   const turns: string[][] = [];
   for (const line of out) {
     if (line.startsWith("❓ ")) turns.push([]);
-    if (turns.length === 0) throw new Error(`output before the first ❓:\n${out.join("\n")}`);
+    if (turns.length === 0) throw new Error(`output before the first ❓:\n${clip(out.join("\n"))}`);
     turns.at(-1)!.push(line);
   }
   return turns;
@@ -448,7 +512,7 @@ export function turnsOf(out: string[]): string[][] {
 export function assertTurn(turn: string[], question: string, result: RegExp, label: string): void {
   const text = turn.join("\n");
   const fail = (what: string) => {
-    throw new Error(`${what} in:\n${text}`);
+    throw new Error(`${what} in:\n${clip(text)}`);
   };
   if (turn[0] !== `❓ ${question}`) fail(`the question is not ${question}`);
   if (!turn.includes("🛠️ client: host_info")) fail("no host_info call");
@@ -491,7 +555,9 @@ export function assertInOrder(lines: string[], wanted: (string | RegExp)[]): voi
     const found = lines.findIndex((line, i) =>
       i >= at && (typeof want === "string" ? line === want : want.test(line))
     );
-    if (found < 0) throw new Error(`missing ${want} (after line ${at}) in:\n${lines.join("\n")}`);
+    if (found < 0) {
+      throw new Error(`missing ${want} (after line ${at}) in:\n${clip(lines.join("\n"))}`);
+    }
     at = found + 1;
   }
 }
@@ -500,13 +566,23 @@ export function assertInOrder(lines: string[], wanted: (string | RegExp)[]): voi
 export function rogue(scenario: string, run: ClientRun = {}): ClientRun {
   const pidFile = run.pidFile ?? tempFile("pid", "");
   return {
-    deadlineMs: 20_000,
     ...run,
     noMm: true,
     pidFile,
     args: ["--mm", ROGUE, ...(run.args ?? [])],
     env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: pidFile, ...run.env },
   };
+}
+
+/**
+ * Tells the misbehaving peer whose process id comes first in `pidFile` to go on (SIGUSR1): the
+ * pause it is in ends, since the test has seen what the pause was there for. With
+ * `ROGUE_PAUSE_MS` set to {@linkcode WAIT_MS}, its pauses last until then.
+ */
+export function goOn(pidFile: string): void {
+  const pid = Number(Deno.readTextFileSync(pidFile).trim().split(/\s+/)[0]);
+  if (!(pid > 0)) throw new Error(`no pid was written to ${pidFile}`);
+  Deno.kill(pid, "SIGUSR1");
 }
 
 /**
@@ -531,6 +607,44 @@ export function silentMm(): { mm: string; pidFile: string } {
   return { mm, pidFile };
 }
 
+/**
+ * How long this machine takes, at this moment, for a run that waits for nothing: the client
+ * against the stand-in, one question answered at once, from its start to its exit. About a quarter
+ * of a second on an idle machine, seconds on a crowded one: what a test allows, above a duration
+ * that is the behaviour, for the machine itself ({@linkcode assertTook}). A test may start it
+ * beside what it times, and await it when it checks.
+ */
+export function idleRunMs(): Promise<number> {
+  const measuring = async () => {
+    const run = await runClient({ noTrace: true, args: ["-q", "How much memory?"] });
+    assert.equal(run.code, 0, `the run that waits for nothing failed:\n${run.stderr}`);
+    return run.ms;
+  };
+  return noStrayRejection(measuring());
+}
+
+/**
+ * Asserts that `what`, a duration that is the behaviour, took `ms`: at least `least` (exactly, to
+ * within the clock's rounding: the test timed it from an instant before the client could start its
+ * timer), and at most `most` plus twice `idle`, how long a run that waits for nothing took on this
+ * machine in the same test ({@linkcode idleRunMs}) — never a fixed small number, which a crowded
+ * machine overruns.
+ */
+export function assertTook(
+  what: string,
+  ms: number,
+  { least, most, idle }: { least?: number; most: number; idle: number },
+): void {
+  const took = Math.round(ms);
+  if (least !== undefined) assert.ok(ms >= least, `${what} after ${took} ms: before ${least} ms`);
+  assert.ok(
+    ms <= most + 2 * idle,
+    `${what} after ${took} ms: more than ${most} ms and twice the ${
+      Math.round(idle)
+    } ms a run that waits for nothing took`,
+  );
+}
+
 /** When the process exits, as `performance.now()`. */
 export function exitTime(child: Deno.ChildProcess): Promise<number> {
   return child.status.then(() => performance.now());
@@ -545,14 +659,17 @@ export function permissionsWith(prefix: string, flag: string | null): string[] {
  * The highest resident memory of a process, in KiB, as `ps` reports it (`rss`), sampled about
  * every 50 ms until it exits.
  */
-export async function peakMemoryKiB(pid: number): Promise<number> {
+export function peakMemoryKiB(pid: number): Promise<number> {
   const sample = async () => psMemoryKiB(pid, await psCommand(pid).output());
-  let peak = 0;
-  for (let kib = await sample(); kib !== undefined; kib = await sample()) {
-    peak = Math.max(peak, kib);
-    await sleep(50);
-  }
-  return peak;
+  const sampling = async () => {
+    let peak = 0;
+    for (let kib = await sample(); kib !== undefined; kib = await sample()) {
+      peak = Math.max(peak, kib);
+      await sleep(50);
+    }
+    return peak;
+  };
+  return noStrayRejection(sampling());
 }
 
 // ─── Shells ──────────────────────────────────────────────────────────────────
@@ -587,13 +704,13 @@ export interface ShellResult {
 }
 
 /**
- * Runs a bash line in its own process group, from the project folder, with a deadline (past it
- * the whole group is killed and the test fails).
+ * Runs a bash line in its own process group, from the project folder, with a deadline (default
+ * {@linkcode RUN_MS}; past it the whole group is killed and the test fails).
  */
 export async function runShell(
   line: string,
   env: Record<string, string> = {},
-  deadlineMs = 20_000,
+  deadlineMs = RUN_MS,
 ): Promise<ShellResult> {
   const child = new Deno.Command("bash", {
     args: ["-c", line],
@@ -608,7 +725,7 @@ export async function runShell(
   }).spawn();
   const output = child.output();
   try {
-    const result = await within(deadlineMs, `the command to end: ${line}`, output);
+    const result = await within(deadlineMs, `the command to end: ${clip(line)}`, output);
     const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
     return { code: result.code, stdout: decode(result.stdout), stderr: decode(result.stderr) };
   } catch (error) {

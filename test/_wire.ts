@@ -3,13 +3,16 @@
  * `test/mm-sim -acp -agent <file>` as a process and speaks raw
  * newline-delimited JSON-RPC to it, so a test can answer mm's requests in
  * any way — a result, a JSON-RPC error, or not at all. Every wait has a
- * deadline: a test fails, it never hangs.
+ * deadline: a test fails, it never hangs. Every wait, and every answer the
+ * test client gives, belongs to the test that started the stand-in: a
+ * failure fails that test alone, and ending the stand-in ends them all.
  *
  * @module
  */
 
 import type * as acp from "@agentclientprotocol/sdk";
-import { ROOT, within } from "./_run.ts";
+import { clip } from "./_assert.ts";
+import { noStrayRejection, ROOT, WAIT_MS, within } from "./_run.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
 
 /** The text of a tool call's content list (text blocks only, joined). */
@@ -77,8 +80,11 @@ export function agentYaml(
   ].join("\n");
 }
 
-/** Rejects with a message naming what was awaited once `ms` pass. */
-export function deadline<T>(promise: Promise<T>, what: string, ms = 5000): Promise<T> {
+/**
+ * Rejects with a message naming what was awaited once `ms` pass (default {@linkcode WAIT_MS}: for
+ * a hang, never for speed).
+ */
+export function deadline<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
   return within(ms, what, promise);
 }
 
@@ -107,6 +113,10 @@ export class Peer {
   #nextId = 0;
   #wake: (() => void)[] = [];
   #reading: Promise<unknown>;
+  /** Aborted when the stand-in is ended: every wait still pending fails then, its timer gone. */
+  #ending = new AbortController();
+  /** What went wrong on the test client's side of the wire, outside any wait: it fails the test. */
+  readonly problems: string[] = [];
 
   constructor(options: PeerOptions = {}) {
     const dir = scratchDir("mm-sim-wire-");
@@ -136,7 +146,20 @@ export class Peer {
       const allow = options.find((o) => o.kind === "allow_once");
       return { result: { outcome: { outcome: "selected", optionId: allow?.optionId } } };
     };
-    this.#reading = Promise.all([this.#readFrames(), this.#readStderr()]);
+    this.#reading = noStrayRejection(Promise.all([this.#readFrames(), this.#readStderr()]));
+  }
+
+  /**
+   * `promise`, failing with `deadline: <what>` after `ms`, or when the stand-in is ended first; its
+   * timer is cleared either way, and its failure fails only a test that awaits it.
+   */
+  #wait<T>(promise: Promise<T>, what: string | (() => string), ms: number): Promise<T> {
+    const ended = new Promise<never>((_, reject) => {
+      const end = () => reject(new Error(`mm-sim was ended while waiting for ${describe(what)}`));
+      if (this.#ending.signal.aborted) end();
+      this.#ending.signal.addEventListener("abort", end, { once: true });
+    });
+    return within(ms, what, Promise.race([promise, ended]));
   }
 
   async #readFrames(): Promise<void> {
@@ -148,9 +171,20 @@ export class Peer {
         const line = buffer.slice(0, end).trim();
         buffer = buffer.slice(end + 1);
         if (line === "") continue;
-        const frame: Frame = JSON.parse(line);
+        let frame: Frame;
+        try {
+          frame = JSON.parse(line);
+        } catch {
+          this.problems.push(`mm wrote a line that is not JSON on stdout: ${clip(line)}`);
+          continue;
+        }
         this.frames.push(frame);
-        if (frame.method && frame.id !== undefined) void this.#answer(frame);
+        if (frame.method && frame.id !== undefined) {
+          this.#answer(frame).catch((error) => {
+            if (this.#ending.signal.aborted) return; // mm is being ended: it reads no more
+            this.problems.push(`the test client could not answer mm's ${frame.method}: ${error}`);
+          });
+        }
         this.#notify();
       }
     }
@@ -182,14 +216,14 @@ export class Peer {
   }
 
   /** Sends a request and returns mm's response frame (result or error). */
-  async request(method: string, params: unknown, ms = 5000): Promise<Frame> {
+  request(method: string, params: unknown, ms = WAIT_MS): Promise<Frame> {
     const id = `t${this.#nextId++}`;
-    await this.send({ id, method, params });
-    return this.waitFor(
+    const answer = this.waitFor(
       (f) => f.id === id && f.method === undefined,
       `the answer to ${method}`,
       ms,
     );
+    return noStrayRejection(this.send({ id, method, params }).then(() => answer));
   }
 
   /** Sends a notification. */
@@ -198,8 +232,8 @@ export class Peer {
   }
 
   /** Resolves with the first frame (from `from` on) that matches, before the deadline. */
-  waitFor(match: (f: Frame) => boolean, what: string, ms = 5000, from = 0): Promise<Frame> {
-    return deadline(
+  waitFor(match: (f: Frame) => boolean, what: string, ms = WAIT_MS, from = 0): Promise<Frame> {
+    return this.#wait(
       (async () => {
         while (true) {
           const found = this.frames.slice(from).find(match);
@@ -213,14 +247,14 @@ export class Peer {
   }
 
   /** Resolves once stderr contains `text`, before the deadline. */
-  waitForStderr(text: string, ms = 5000): Promise<void> {
-    return deadline(
+  waitForStderr(text: string, ms = WAIT_MS): Promise<void> {
+    return this.#wait(
       (async () => {
         while (!this.stderr.includes(text)) {
           await new Promise<void>((wake) => this.#wake.push(wake));
         }
       })(),
-      `stderr line ${JSON.stringify(text)}; stderr so far:\n${this.stderr}`,
+      () => `stderr line ${JSON.stringify(text)}; stderr so far:\n${clip(this.stderr)}`,
       ms,
     );
   }
@@ -255,26 +289,28 @@ export class Peer {
         ...(tools === undefined ? {} : { _meta: { "org.mini-me/tools": tools } }),
       },
     });
-    if (answer.error) throw new Error(`initialize failed: ${JSON.stringify(answer.error)}`);
+    if (answer.error) throw new Error(`initialize failed: ${clip(JSON.stringify(answer.error))}`);
     return answer;
   }
 
   /** `session/new`; returns the session id. */
   async newSession(cwd = "/tmp"): Promise<string> {
     const answer = await this.request("session/new", { cwd, mcpServers: [] });
-    if (answer.error) throw new Error(`session/new failed: ${JSON.stringify(answer.error)}`);
+    if (answer.error) throw new Error(`session/new failed: ${clip(JSON.stringify(answer.error))}`);
     return (answer.result as acp.NewSessionResponse).sessionId;
   }
 
   /** Sends a prompt; resolves with mm's answer frame once it comes. */
-  startTurn(sessionId: string, text: string, ms = 5000): Promise<Frame> {
+  startTurn(sessionId: string, text: string, ms = WAIT_MS): Promise<Frame> {
     return this.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] }, ms);
   }
 
   /** One prompt turn; returns the stop reason, or throws on an error answer. */
-  async prompt(sessionId: string, text: string, ms = 5000): Promise<string> {
+  async prompt(sessionId: string, text: string, ms = WAIT_MS): Promise<string> {
     const answer = await this.startTurn(sessionId, text, ms);
-    if (answer.error) throw new Error(`session/prompt failed: ${JSON.stringify(answer.error)}`);
+    if (answer.error) {
+      throw new Error(`session/prompt failed: ${clip(JSON.stringify(answer.error))}`);
+    }
     return (answer.result as acp.PromptResponse).stopReason;
   }
 
@@ -282,8 +318,8 @@ export class Peer {
    * From now on leaves mm's requests of `method` unanswered; resolves when the first one arrives
    * (fails after `ms`).
    */
-  stall(method: string, ms = 5000): Promise<void> {
-    return deadline(
+  stall(method: string, ms = WAIT_MS): Promise<void> {
+    return this.#wait(
       new Promise<void>((resolve) => {
         this.handlers[method] = () => {
           resolve();
@@ -312,8 +348,12 @@ export class Peer {
     ).join("");
   }
 
-  /** Ends the stand-in: closes its stdin, then kills it if it lingers. */
+  /**
+   * Ends the stand-in: fails every wait still pending (their timers gone with them), closes its
+   * stdin, then kills it if it lingers.
+   */
   async close(): Promise<void> {
+    this.#ending.abort();
     await this.#writer.close().catch(() => {});
     const exited = await deadline(this.#child.status, "mm-sim to exit", 2000).catch(() =>
       undefined
@@ -328,22 +368,36 @@ export class Peer {
   }
 }
 
-/** Starts the stand-in, runs `body` with it, and always ends it. */
+/**
+ * Starts the stand-in, runs `body` with it, and always ends it. What went wrong on the test
+ * client's side of the wire meanwhile (a handler that threw, a frame that is not JSON) fails the
+ * test too.
+ */
 export async function withPeer(
   options: PeerOptions,
   body: (peer: Peer) => Promise<void>,
 ): Promise<void> {
   const peer = new Peer(options);
+  let failure: unknown;
   try {
     await body(peer);
   } catch (error) {
-    throw new Error(
-      `${error instanceof Error ? error.message : error}\nmm's stderr:\n${peer.stderr}`,
-      {
-        cause: error,
-      },
-    );
+    failure = error;
   } finally {
     await peer.close();
   }
+  if (failure === undefined && peer.problems.length === 0) return;
+  const more = `${peer.problems.map((problem) => `\n${problem}`).join("")}\nmm's stderr:\n${
+    clip(peer.stderr)
+  }`;
+  if (!(failure instanceof Error)) {
+    throw new Error(`${failure ?? "on the test client's side of the wire:"}${more}`);
+  }
+  failure.message += more;
+  throw failure;
+}
+
+/** What a wait is for, in words. */
+function describe(what: string | (() => string)): string {
+  return typeof what === "string" ? what : what();
 }

@@ -3,14 +3,14 @@
  * `deno task install` makes a command that works from any folder.
  */
 
-import assert from "node:assert/strict";
-import { MODEL_NAMES, passedEnv, ROOT, within } from "./_run.ts";
+import assert from "./_assert.ts";
+import { MODEL_NAMES, passedEnv, ROOT, RUN_MS, within } from "./_run.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
 
 /** Runs a `deno task` in `cwd` (default: the project folder), with a deadline. */
 async function task(name: string, env: Record<string, string>, cwd = ROOT) {
   const output = await within(
-    120_000,
+    2 * RUN_MS,
     `deno task ${name} to end`,
     new Deno.Command(Deno.execPath(), {
       args: ["task", name],
@@ -53,7 +53,7 @@ Deno.test("build: deno task install makes a command that works from any folder",
   const elsewhere = scratchDir("elsewhere-");
   const run = (cwd: string) =>
     within(
-      30_000,
+      RUN_MS,
       "the installed command to exit",
       new Deno.Command(`${root}/bin/host-info-client`, {
         args: ["How much RAM?"],
@@ -97,7 +97,7 @@ Deno.test("build: client.ts copied alone into an empty folder, beside an agent f
     Deno.copyFileSync(`${ROOT}/${file}`, `${alone}/${file}`);
   }
   const output = await within(
-    60_000,
+    RUN_MS,
     "the copied client to exit",
     new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "client.ts", "How much RAM?"],
@@ -140,4 +140,16 @@ Deno.test("build: deno task test runs the checks, then every test and client.ts'
   }
   const ci = Deno.readTextFileSync(`${ROOT}/.ci/run`);
   assert.match(ci, /npx -y deno@\d+\.\d+\.\d+ task test/, "CI runs the README's test command");
+});
+
+Deno.test("build: deno task test runs test files side by side, as many as the machine has cores unless DENO_JOBS says otherwise", () => {
+  const { tasks } = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
+  const words = String(tasks.test).split(/\s+/);
+  assert.ok(words.includes("--parallel"), tasks.test);
+  // A number fixed for one machine crowds a smaller one: deno test's default is the core count.
+  assert.ok(!/DENO_JOBS=|--jobs/.test(tasks.test), tasks.test);
+  // Files named before test/ start first, so that the last to start is a short one.
+  const first = words.slice(words.indexOf("--doc") + 1, words.indexOf("client.ts"));
+  assert.ok(first.length > 0, tasks.test);
+  for (const file of first) assert.ok(Deno.statSync(`${ROOT}/${file}`).isFile, file);
 });

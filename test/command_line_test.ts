@@ -5,7 +5,7 @@
  * contradicts the run, and the errors when it cannot be used.
  */
 
-import assert from "node:assert/strict";
+import assert from "./_assert.ts";
 import {
   agentFileWarnings,
   ClientError,
@@ -335,7 +335,7 @@ Deno.test("command line: a usage error as a process is one line naming what is w
 });
 
 Deno.test("command line: --timeout takes a decimal number of seconds: 4.5 is accepted", async () => {
-  const run = await runClient({ args: ["--timeout", "4.5"], deadlineMs: 20_000 });
+  const run = await runClient({ args: ["--timeout", "4.5"] });
   assert.equal(run.code, 0, run.stderr);
   assert.equal(run.out.at(-1), "[end_turn]");
 });
@@ -453,7 +453,6 @@ Deno.test("agent file: a missing default one gets the hint to run from the proje
     cwd: scratchDir("host-info-cwd-"),
     permissions: permissionsWith("--allow-read", "--allow-read"),
     noTrace: true,
-    deadlineMs: 20_000,
   });
   assert.equal(run.code, 2, run.stderr);
   assert.equal(
@@ -468,7 +467,6 @@ Deno.test("agent file: an empty one, or one with only comments, is valid with no
     const run = await runClient({
       args: ["--agent", agent],
       readAlso: [agent],
-      deadlineMs: 20_000,
     });
     assert.equal(run.code, 0, `${JSON.stringify(text)}: ${run.stderr}`);
     assert.equal(run.out.at(-1), "[end_turn]");

@@ -6,7 +6,7 @@
  * `none`.
  */
 
-import assert from "node:assert/strict";
+import assert from "./_assert.ts";
 import { DEFAULT_QUESTION } from "../client.ts";
 import {
   ANSWER_LINE,
@@ -253,7 +253,7 @@ Deno.test("-: an empty stdin asks the default question", async () => {
 });
 
 Deno.test("-: without - or -i stdin is never read: an open pipe that never closes does not hold the run", async () => {
-  const client = startClient({ args: ["How much memory?"], stdin: "open", deadlineMs: 8_000 });
+  const client = startClient({ args: ["How much memory?"], stdin: "open" });
   try {
     const run = await client.done();
     assert.equal(run.code, 0, run.stderr);
@@ -461,7 +461,7 @@ Deno.test({
     const stdoutFile = scratchFile("conversation-");
     const args = ["--mm", MM_SIM, "--resume", earlier.session, "How much memory?"];
     const terminal = inTerminal(`${clientCommand(args)} > '${stdoutFile}'`, { env: earlier.env });
-    const { code, screen } = await terminal.done(20_000);
+    const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     const dim = `${String.fromCharCode(0x1b)}\\[(?:[0-9;]*;)?2(?:;[0-9;]*)?m`;
     for (const replayed of [`❓ ${EARLIER_QUESTION}`, earlier.answer]) {
@@ -596,7 +596,7 @@ Deno.test({
     const terminal = inTerminal(`stty cols 80; ${clientCommand(["--mm", MM_SIM, "--sessions"])}`, {
       env: state,
     });
-    const { code, screen } = await terminal.done(20_000);
+    const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     const rows = visibleLines(screen, 80);
     const at = rows.findIndex((row) => row.startsWith(`${session}  `));

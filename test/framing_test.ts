@@ -3,7 +3,7 @@
  * its line limit; `parseFrame` classifies each line and answers the bad ones as JSON-RPC says.
  */
 
-import assert from "node:assert/strict";
+import assert from "./_assert.ts";
 import { LineReader, LineTooLongError, parseFrame } from "../client.ts";
 
 /** A recorded exchange with multibyte text, CRLF endings and blank lines. */

@@ -4,7 +4,7 @@
  * same rows are checked over the wire in mm_sim_wire_test.ts.
  */
 
-import assert from "node:assert/strict";
+import assert from "./_assert.ts";
 import {
   answerFrom,
   type ClientTool,

@@ -6,7 +6,7 @@
  * prompt — it goes on with what it may do, and says what is missing.
  */
 
-import assert from "node:assert/strict";
+import assert from "./_assert.ts";
 import { choosePermission, isOfferedToolTitle, optionKeys, TOOLS } from "../client.ts";
 import {
   agentFileWith,
@@ -626,7 +626,7 @@ for (const { name, args, permissions, env, end, check } of WITHOUT_A_PROMPT) {
     name: `permissions: ${name}; Deno never prompts`,
     ignore: !hasScript,
     async fn() {
-      const terminal = inTerminal(clientCommand(args, permissions), { env, deadlineMs: 20_000 });
+      const terminal = inTerminal(clientCommand(args, permissions), { env });
       const { code, screen } = await doneWithoutPrompt(terminal, end);
       check(code, screen);
     },

@@ -66,6 +66,36 @@ async function readInbox(): Promise<void> {
   wake?.();
 }
 
+/** Ends the pause under way when the test says go on ({@linkcode pause}). */
+let goOn: (() => void) | undefined;
+/** Whether the test has said go on at least once. */
+let toldToGoOn = false;
+/** Whether the test said go on when no pause was under way: the next one then ends at once. */
+let goOnPending = false;
+
+/**
+ * Waits `ms` (or `ROGUE_PAUSE_MS`, when the test sets it), or less: until the test says go on
+ * (SIGUSR1), having seen on its side what the pause was there for, such as a progress line that
+ * has counted a second; said before the pause began, it ends the pause at once. A test that says
+ * nothing gets the pause whole.
+ */
+function pause(ms: number): Promise<void> {
+  const longest = Number(Deno.env.get("ROGUE_PAUSE_MS") ?? ms);
+  if (goOnPending) {
+    goOnPending = false;
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const end = () => {
+      clearTimeout(timer);
+      goOn = undefined;
+      resolve();
+    };
+    const timer = setTimeout(end, longest);
+    goOn = end;
+  });
+}
+
 class ClientClosed extends Error {}
 
 /** The next message from the client that matches, in arrival order. */
@@ -544,10 +574,20 @@ const scenarios: Record<string, () => Promise<void>> = {
     const count = Number(Deno.env.get("ROGUE_CALLS") ?? 200_000);
     const pad = "x".repeat(Number(Deno.env.get("ROGUE_ID_PAD") ?? 2500));
     let sent = 0;
-    setTimeout(() => {
+    const giveUp = () => {
       report(`sent ${sent} of ${count} calls`);
       Deno.exit(0);
-    }, Number(Deno.env.get("ROGUE_GIVE_UP_MS") ?? 8000));
+    };
+    setTimeout(giveUp, Number(Deno.env.get("ROGUE_GIVE_UP_MS") ?? 8000));
+    // A client that stops reading while its answers cannot be written blocks the writes for good:
+    // once one has waited ROGUE_GIVE_UP_BLOCKED_MS, more time would show nothing more.
+    const blockedMs = Number(Deno.env.get("ROGUE_GIVE_UP_BLOCKED_MS") ?? Infinity);
+    let movedAt = Date.now();
+    if (Number.isFinite(blockedMs)) {
+      setInterval(() => {
+        if (Date.now() - movedAt > blockedMs) giveUp();
+      }, 100);
+    }
     for (let batch = 0; batch < count; batch += 100) {
       let text = "";
       for (let id = batch; id < Math.min(batch + 100, count); id++) {
@@ -556,6 +596,7 @@ const scenarios: Record<string, () => Promise<void>> = {
       }
       if (!await write(text)) return;
       sent = Math.min(batch + 100, count);
+      movedAt = Date.now();
     }
     await new Promise(() => {}); // never reads, never ends: the timer ends it
   },
@@ -732,7 +773,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     const until = Date.now() + Number(Deno.env.get("ROGUE_CHATTY_MS") ?? 2500);
     // The waits between two updates, in turn, in ms.
     const gaps = (Deno.env.get("ROGUE_CHATTY_GAPS_MS") ?? "200").split(",").map(Number);
-    for (let i = 0; Date.now() < until; i++) {
+    for (let i = 0; Date.now() < until && !toldToGoOn; i++) {
       await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "." } });
       await new Promise((resolve) => setTimeout(resolve, gaps[i % gaps.length]));
     }
@@ -766,7 +807,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "stderr-short"() {
     // A short log line while the client's progress line is up.
     const prompt = await handshake();
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await pause(1200);
     Deno.stderr.writeSync(encoder.encode("[mm] hi\n"));
     await new Promise((resolve) => setTimeout(resolve, 400));
     await chunk("Said hi.");
@@ -889,7 +930,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     prompt = await next(request("session/prompt"));
     await new Promise((resolve) => setTimeout(resolve, 300));
     await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "." } });
-    await new Promise((resolve) => setTimeout(resolve, 1700));
+    await pause(1700);
     await chunk("Thought about it.");
     await endTurn(prompt);
   },
@@ -898,7 +939,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     const prompt = await handshake();
     await announce("t1", "first call", "execute", "in_progress");
     await announce("t2", "second call", "execute", "in_progress");
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await pause(2000);
     await callUpdate("t2", { status: "completed" });
     await callUpdate("t1", { status: "completed" });
     await endTurn(prompt);
@@ -907,7 +948,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     // An agent's own tool that runs for a while: the client can only wait for it, by its title.
     const prompt = await handshake();
     await announce("t1", "npm test", "execute", "in_progress");
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await pause(2500);
     await callUpdate("t1", { status: "completed", content: textContent("all passed\n") });
     await endTurn(prompt);
   },
@@ -1109,6 +1150,12 @@ if (import.meta.main) {
     report(`no scenario ${JSON.stringify(name)}; one of: ${Object.keys(scenarios).join(", ")}`);
     Deno.exit(2);
   }
+  // A listener from the start: a signal that came outside a pause would otherwise end the peer.
+  Deno.addSignalListener("SIGUSR1", () => {
+    toldToGoOn = true;
+    if (goOn) goOn();
+    else goOnPending = true;
+  });
   const pidFile = Deno.env.get("ROGUE_PID_FILE");
   if (pidFile) Deno.writeTextFileSync(pidFile, String(Deno.pid));
   readInbox().catch(() => closed = true);

@@ -9,24 +9,44 @@
 // Terminal control characters are what these tests are about.
 // deno-lint-ignore-file no-control-regex
 
-import assert from "node:assert/strict";
+import assert from "./_assert.ts";
 import {
   ANSWER_LINE,
   askingShellAgent,
   assertInOrder,
   assertTurn,
   clientCommand,
+  goOn,
   MM_SIM,
   RESULT_LINE,
   ROGUE,
   runClient,
   sleep,
+  tempFile,
   turnsOf,
+  WAIT_MS,
 } from "./_run.ts";
 import { atPermissionQuestion, hasScript, inTerminal, visibleLines } from "./_pty.ts";
-import { scratchFile } from "./_scratch.ts";
+import { scratchDir, scratchFile } from "./_scratch.ts";
 
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
+
+/**
+ * The client at a terminal against the misbehaving peer playing `scenario`, whose pauses last until
+ * the test, having seen what they are there for, says go on.
+ */
+function rogueAtTerminal(scenario: string, args: string[] = [], env: Record<string, string> = {}) {
+  const pidFile = tempFile("pid", "");
+  const terminal = inTerminal(clientCommand(["--mm", ROGUE, ...args]), {
+    env: {
+      ROGUE_SCENARIO: scenario,
+      ROGUE_PID_FILE: pidFile,
+      ROGUE_PAUSE_MS: String(WAIT_MS),
+      ...env,
+    },
+  });
+  return { terminal, goOn: () => goOn(pidFile) };
+}
 const PROGRESS = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for the model … \d+ s/;
 
 // ─── The progress line ───────────────────────────────────────────────────────
@@ -39,7 +59,7 @@ Deno.test({
     const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "How much memory?"]), {
       env: { MM_SIM_THINK_MS: "2500" },
     });
-    const { code, screen } = await terminal.done(30_000);
+    const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     assert.match(screen, PROGRESS);
     assert.match(screen, /waiting for the model … 2 s/, "the seconds are counted");
@@ -60,7 +80,7 @@ Deno.test({
       `${clientCommand(["--mm", MM_SIM, "-q", "How much memory?"])} > '${stdoutFile}'`,
       { env: { MM_SIM_THINK_MS: "500" } },
     );
-    const { code, screen } = await terminal.done(30_000);
+    const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     assert.match(screen, PROGRESS);
     const lines = visibleLines(screen);
@@ -88,11 +108,9 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     const terminal = inTerminal(`stty cols 20; ${clientCommand(["--mm", MM_SIM])}`, {
-      env: { MM_SIM_THINK_MS: "2500" },
-      deadlineMs: 20_000,
+      env: { MM_SIM_THINK_MS: "2000" },
     });
-    await terminal.waitFor("waiting for", 10_000);
-    await sleep(1500); // some fifteen redraws
+    await terminal.waitFor(/… [1-9]\d* s/); // some ten redraws
     const rows = visibleLines(terminal.screen(), 20);
     assert.equal(rows.filter((row) => SPINNER.test(row)).length, 1, JSON.stringify(rows));
     const { code, screen } = await terminal.done();
@@ -200,12 +218,17 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     const marker = "\x1b[?7h"; // autowrap on, as it already is: what the narrowing is known by
-    const narrow = `(sleep 1.5; stty cols 20 < /dev/tty; printf '\\033[?7h')`;
+    // Narrowed once the progress line is drawn at 100 columns, when the test says so.
+    const trigger = `${scratchDir("narrow-")}/now`;
+    const narrow =
+      `(until [ -e '${trigger}' ]; do sleep 0.05; done; stty cols 20 < /dev/tty; printf '\\033[?7h')`;
     const terminal = inTerminal(
       `stty cols 100; ${narrow} & ${clientCommand(["--mm", MM_SIM, "How much memory?"])}; wait`,
-      { env: { MM_SIM_THINK_MS: "3000" }, deadlineMs: 20_000 },
+      { env: { MM_SIM_THINK_MS: "2000" } },
     );
-    await terminal.waitFor(marker, 10_000);
+    await terminal.waitFor(PROGRESS);
+    Deno.writeTextFileSync(trigger, "");
+    await terminal.waitFor(marker);
     await sleep(600); // some redraws at the new width
     const during = narrowedAt(terminal.screen(), marker, 100, 20);
     const progress = during.filter((row) => SPINNER.test(row) || /waiting|… \d+ s/.test(row));
@@ -225,11 +248,9 @@ Deno.test({
     "terminal: while an agent's own tool call runs, the progress line waits for it by its title",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "running-call" },
-      deadlineMs: 20_000,
-    });
-    await terminal.waitFor(/waiting for npm test … [1-9]\d* s/, 10_000);
+    const { terminal, goOn } = rogueAtTerminal("running-call");
+    await terminal.waitFor(/waiting for npm test … [1-9]\d* s/);
+    goOn();
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     assert.ok(screen.includes("│ all passed"), JSON.stringify(screen));
@@ -240,13 +261,11 @@ Deno.test({
   name: "terminal: with two calls running, the progress line waits for the latest",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "two-running-calls" },
-      deadlineMs: 20_000,
-    });
-    await terminal.waitFor(/waiting for (first|second) call … 1 s/, 10_000);
+    const { terminal, goOn } = rogueAtTerminal("two-running-calls");
+    await terminal.waitFor(/waiting for (first|second) call … 1 s/);
     const both = terminal.screen().slice(terminal.screen().indexOf("🛠️ second call"));
     assert.ok(!both.includes("waiting for first call"), terminal.screen());
+    goOn();
     const { code } = await terminal.done();
     assert.equal(code, 0);
   },
@@ -258,7 +277,6 @@ Deno.test({
   async fn() {
     const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "How big is my disk?"]), {
       env: { MM_SIM_THINK_MS: "300", TERM: "dumb" },
-      deadlineMs: 20_000,
     });
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
@@ -289,10 +307,9 @@ Deno.test({
   name: "terminal: a short line of mm's log while the progress line is up leaves nothing of it",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "stderr-short" },
-      deadlineMs: 20_000,
-    });
+    const { terminal, goOn } = rogueAtTerminal("stderr-short");
+    await terminal.waitFor(/waiting for the model … \d+ s/);
+    goOn();
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     const rows = visibleLines(screen);
@@ -313,7 +330,6 @@ Deno.test({
     const stdoutFile = scratchFile("conversation-");
     const terminal = inTerminal(
       `${clientCommand(["--mm", MM_SIM, "-i", "How much memory?"])} > '${stdoutFile}'`,
-      { deadlineMs: 40_000 },
     );
     const prompts = () => terminal.screen().split("> ").length - 1;
     await terminal.waitFor("> ");
@@ -323,7 +339,7 @@ Deno.test({
     await terminal.type("How long is it up?\r");
     await terminal.waitFor(/> How long is it up\?\r\n[^]*> /);
     await terminal.type("\x04");
-    const { code, screen } = await terminal.done(10_000);
+    const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     const out = Deno.readTextFileSync(stdoutFile).split("\n").filter((l) => l !== "");
     const turns = turnsOf(out);
@@ -353,8 +369,8 @@ Deno.test({
   name: "terminal: - at a terminal says how to end the question, then reads it",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "-"]), { deadlineMs: 20_000 });
-    await terminal.waitFor("reading the question from stdin; end it with Ctrl-D", 10_000);
+    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "-"]));
+    await terminal.waitFor("reading the question from stdin; end it with Ctrl-D");
     await terminal.type("How much RAM?\n");
     await sleep(200);
     await terminal.type("\x04");
@@ -371,9 +387,7 @@ Deno.test({
   async fn() {
     const hint = "reading the question from stdin; end it with Ctrl-D";
     const answer = scratchFile("answer-");
-    const filed = inTerminal(`${clientCommand(["--mm", MM_SIM, "-"])} > '${answer}'`, {
-      deadlineMs: 20_000,
-    });
+    const filed = inTerminal(`${clientCommand(["--mm", MM_SIM, "-"])} > '${answer}'`);
     await sleep(500); // typed ahead, as a person may: the terminal holds it for the client
     await filed.type("How much RAM?\n");
     await sleep(200);
@@ -382,9 +396,7 @@ Deno.test({
     assert.equal(done.code, 0);
     assert.ok(done.screen.includes(hint), JSON.stringify(done.screen));
     assert.ok(Deno.readTextFileSync(answer).includes("❓ How much RAM?"));
-    const piped = inTerminal(`echo 'How much RAM?' | ${clientCommand(["--mm", MM_SIM, "-"])}`, {
-      deadlineMs: 20_000,
-    });
+    const piped = inTerminal(`echo 'How much RAM?' | ${clientCommand(["--mm", MM_SIM, "-"])}`);
     const { code, screen } = await piped.done();
     assert.equal(code, 0, JSON.stringify(screen));
     assert.ok(!screen.includes(hint), JSON.stringify(screen));
@@ -398,11 +410,9 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     // Thoughts every 200 ms for 3 s (not shown without --verbose): still the model it waits for.
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE]), {
-      env: { ROGUE_SCENARIO: "chatty", ROGUE_CHATTY_MS: "3000" },
-      deadlineMs: 20_000,
-    });
-    await terminal.waitFor(/waiting for the model … 2 s/, 10_000);
+    const { terminal, goOn } = rogueAtTerminal("chatty", [], { ROGUE_CHATTY_MS: String(WAIT_MS) });
+    await terminal.waitFor(/waiting for the model … 2 s/);
+    goOn();
     const { code } = await terminal.done();
     assert.equal(code, 0);
   },
@@ -413,17 +423,15 @@ Deno.test({
     "terminal: the progress line of a turn never names a call of an earlier turn that never ended",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE, "-i", "First?"]), {
-      env: { ROGUE_SCENARIO: "unfinished-call" },
-      deadlineMs: 20_000,
-    });
-    await terminal.waitFor("> ", 10_000);
+    const { terminal, goOn } = rogueAtTerminal("unfinished-call", ["-i", "First?"]);
+    await terminal.waitFor("> ");
     const firstTurn = terminal.screen().length;
     await terminal.type("Second?\n");
     // After mm's thought (not shown), the wait is the model's again, for a second and more.
-    await terminal.waitFor(/waiting for (the model|never finished) … 1 s/, 10_000);
+    await terminal.waitFor(/waiting for (the model|never finished) … 1 s/);
     assert.ok(!terminal.screen().slice(firstTurn).includes("never finished"), terminal.screen());
-    await terminal.waitFor("Thought about it.", 10_000);
+    goOn();
+    await terminal.waitFor("Thought about it.");
     await terminal.type("\x04");
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));

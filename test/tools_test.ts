@@ -6,7 +6,7 @@
  * README says, against the stand-in or a peer that calls them directly (`test/rogue-mm`).
  */
 
-import assert from "node:assert/strict";
+import assert from "./_assert.ts";
 import {
   checkArguments,
   checkTools,
@@ -43,6 +43,7 @@ import {
   SLOW_TOOL,
   tempFile,
   traced,
+  WAIT_MS,
   within,
 } from "./_run.ts";
 import { scratchDir } from "./_scratch.ts";
@@ -907,9 +908,9 @@ Deno.test("tools: the README's slow_echo waits its delay, and passes its signal 
   try {
     const running = new AbortController();
     const echo = Promise.resolve(tool.call({ text: "hello", delay_ms: 0 }, running.signal));
-    await within(5000, "the echo to start", echoing.promise);
+    await within(WAIT_MS, "the echo to start", echoing.promise);
     running.abort();
-    const stopped = await within(5000, "the cancelled echo to end", echo);
+    const stopped = await within(WAIT_MS, "the cancelled echo to end", echo);
     assert.deepEqual(stopped, { content: [{ type: "text", text: "" }] });
   } finally {
     Object.assign(Deno, { Command: real });
