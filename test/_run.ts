@@ -62,6 +62,7 @@ export const PATH_WITHOUT_MM = `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/
  */
 const PASSED_VARIABLES = [
   "DENO_DIR",
+  "DENO_COVERAGE_DIR", // `deno test --coverage`: the clients the tests start are measured too
   "DENO_CERT",
   "DENO_TLS_CA_STORE",
   "SSL_CERT_FILE",
