@@ -966,10 +966,10 @@ Deno.test("stand-in: session/list of a state folder that does not exist yet is a
 });
 
 Deno.test("stand-in: session/close answers {}, ends the session's turn cancelled, and forgets it", async () => {
-  await withPeer({ env: { MM_SIM_THINK_MS: "5000" } }, async (peer) => {
+  await withPeer({ env: { MM_SIM_THINK_MS: "30000" } }, async (peer) => {
     await peer.initialize();
     const session = await peer.newSession();
-    const turn = peer.startTurn(session, "Which CPU?", 10_000);
+    const turn = peer.startTurn(session, "Which CPU?");
     await peer.waitFor((f) => f.method === "session/update", "the turn under way");
     const closed = await peer.request("session/close", { sessionId: session });
     assert.equal(closed.error, undefined, JSON.stringify(closed));

@@ -141,7 +141,7 @@ Deno.test({
       `printf '\\033[H\\033[2J'; ${
         clientCommand(["--mm", MM_SIM, "-q", "How much RAM?"])
       } > '${answer}'`,
-      { env: { MM_SIM_THINK_MS: "1500" }, deadlineMs: 20_000 },
+      { env: { MM_SIM_THINK_MS: "1500" } },
     );
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));

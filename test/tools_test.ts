@@ -878,7 +878,7 @@ Deno.test("tools: the README's slow_echo waits its delay, and passes its signal 
     const waiting = new AbortController();
     const call = Promise.resolve(tool.call({ text: "hello", delay_ms: 60_000 }, waiting.signal));
     waiting.abort();
-    const reason = await within(5000, "the cancelled wait to end", call).catch((e) => e);
+    const reason = await within(WAIT_MS, "the cancelled wait to end", call).catch((e) => e);
     assert.equal(reason, waiting.signal.reason);
     assert.deepEqual([...pending.values()], [], "a timer left running after the cancel");
   } finally {
