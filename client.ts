@@ -293,8 +293,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (message) out.note(`error: ${message}`);
     if (error instanceof ClientError && error.usage) out.note(USAGE);
     // A script is told why, even of a usage error: --json among the options, before any `--`.
-    const own = ownArguments(argv);
-    if (own.find((arg) => arg === "--" || arg === "--json") === "--json") out.json = true;
+    if (asksForJson(argv)) out.json = true;
     out.record({ error: { message: message || "interrupted", exitCode: code } });
   }
   out.waitFor(undefined);
@@ -1475,6 +1474,12 @@ function parseProblem(error: unknown, tokens: ArgToken[]): string {
 }
 /** A token of `parseArgs`: an option (with its value, if any), a word, or `--`. */
 type ArgToken = NonNullable<ReturnType<typeof parseArgs>["tokens"]>[number];
+/** Whether `--json` is among the options, read leniently: for a command line that has a mistake. */
+function asksForJson(argv: readonly string[]): boolean {
+  const args = ownArguments(argv);
+  const lenient = { args, options: OPTIONS, allowPositionals: true, strict: false } as const;
+  return attempt(() => parseArgs(lenient).values.json === true, false);
+}
 /** The client's own arguments: a first `--`, which `deno task` passes on, is dropped. */
 const ownArguments = (argv: readonly string[]) => argv[0] === "--" ? argv.slice(1) : [...argv];
 /** A usage error: its message, then the usage; exit 2. */
