@@ -1533,7 +1533,9 @@ function readAgentFile(name: string, given: boolean) {
   for (const path of places) {
     const problem = (what: string) => new ClientError(`agent file ${path} ${what}`, 2);
     if (!granted({ name: "read", path })) {
-      throw problem(`is outside what this run may read (add --allow-read=${path})`);
+      throw problem(
+        `is outside what this run may read (copy it into this folder, or add --allow-read=${path})`,
+      );
     }
     let text;
     try {

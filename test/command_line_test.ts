@@ -422,7 +422,7 @@ Deno.test("agent file: one that cannot be used is one error line naming it and w
     [
       unreadable,
       [],
-      `error: agent file ${unreadable} is outside what this run may read (add --allow-read=${unreadable})`,
+      `error: agent file ${unreadable} is outside what this run may read (copy it into this folder, or add --allow-read=${unreadable})`,
     ],
   ];
   const runs = await Promise.all(
