@@ -1533,9 +1533,8 @@ function readAgentFile(name: string, given: boolean) {
   for (const path of places) {
     const problem = (what: string) => new ClientError(`agent file ${path} ${what}`, 2);
     if (!granted({ name: "read", path })) {
-      throw problem(
-        `is outside what this run may read (copy it into this folder, or add --allow-read=${path})`,
-      );
+      const remedy = `copy it into this folder, or add --allow-read=${path}`; // tasks' flags are fixed
+      throw problem(`is outside what this run may read (${remedy})`);
     }
     let text;
     try {
