@@ -283,7 +283,7 @@ Deno.test("ending: an mm that ignores the end of its input is killed, group and 
   const ended = Number(seen(run.log).join("\n").match(/ended the turn at (\d+)/)?.[1]);
   assertTook("the client killed mm and exited", exitedAt - ended, {
     least: 1998,
-    most: 2500,
+    most: 2000, // the grace: the 2.5 s any ending is allowed would let a 3 s grace by
     idle: await idle,
   });
   const pids = Deno.readTextFileSync(run.pidFile).trim().split(" ");
@@ -399,4 +399,35 @@ Deno.test("ending: where mm's process group cannot be signalled (a child that le
   const status = await within(WAIT_MS, "the child to be killed", child.status);
   assert.equal(status.signal, "SIGKILL");
   assert.ok(!alive(child.pid), `process ${child.pid} outlived killGroup()`);
+});
+
+Deno.test("ending: killGroup returns as soon as mm is gone, gone already or killed now: no run waits out its second", async () => {
+  // As the client starts mm: leading a group of its own. One has exited, as mm does at the end of
+  // its input (every run's end); one is alive until killGroup kills it.
+  const start = (args: string[]) =>
+    new Deno.Command("sh", { args, stdout: "null", stderr: "null", detached: true }).spawn();
+  const gone = start(["-c", "exit 0"]);
+  await within(WAIT_MS, "the child that exits at once to exit", gone.status);
+  const children = [
+    { which: "gone already", child: gone },
+    { which: "killed now", child: start(["-c", "sleep 30"]) },
+  ];
+  for (const { which, child } of children) {
+    const returned = killGroup(child).then(() => "killGroup returned");
+    // Once mm's exit is known, killGroup has nothing left to wait for: it returns before any timer
+    // set at that moment fires, whatever the machine's speed (its second is for a child that
+    // outlives SIGKILL).
+    const timerAtExit = child.status.then(() =>
+      new Promise<string>((done) => setTimeout(() => done("a timer set at its exit fired"), 0))
+    );
+    const either = Promise.race([returned, timerAtExit]);
+    const first = await within(WAIT_MS, `killGroup or the timer (${which})`, either);
+    await within(WAIT_MS, `killGroup to return (${which})`, returned);
+    assert.equal(
+      first,
+      "killGroup returned",
+      `a child ${which}: killGroup waited on after its exit`,
+    );
+    assert.ok(!alive(child.pid), `process ${child.pid} outlived killGroup()`);
+  }
 });
