@@ -390,7 +390,11 @@ for (
       const terminal = inTerminal(command, {
         env: { ROGUE_SCENARIO: "ask-shell", ROGUE_PID_FILE: pidFile },
       });
+      // A question nobody is to answer would wait for a key for ever: it fails the test as shown.
+      const asked = await terminal.waitFor("(Enter: ").then(() => true, () => false);
+      if (asked) terminal.kill();
       const { code, screen } = await terminal.done();
+      assert.ok(!asked, `asked: ${JSON.stringify(screen)}`);
       assert.equal(code, 0, JSON.stringify(screen));
       const shown = screen + Deno.readTextFileSync(log); // stderr, where it is not the terminal
       assert.ok(!shown.includes("(Enter: "), `asked: ${JSON.stringify(shown)}`);
