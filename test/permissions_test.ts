@@ -253,7 +253,12 @@ for (
       await atPermissionQuestion(terminal);
       assert.ok(!terminal.screen().includes("[client] permission for"), "answered unasked");
       await terminal.type(key);
+      // The key answers at once: by the time the question has waited 10 s, it must have.
+      await terminal.waitFor(/permission for "ls -la \/srv"|waiting for you … 10 s/);
+      const answered = terminal.screen().includes('[client] permission for "ls -la /srv"');
+      if (!answered) terminal.kill();
       const { code, screen } = await terminal.done();
+      assert.ok(answered, `still waiting for you 10 s on: ${JSON.stringify(screen)}`);
       assert.equal(code, 0, JSON.stringify(screen));
       const lines = visibleLines(screen);
       assertInOrder(lines, [
