@@ -276,6 +276,25 @@ for (
 
 Deno.test({
   name:
+    "permissions: at a terminal a command is shown once, as its command, not again as the call's input",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = peerAtTerminal("ask-shell");
+    await atPermissionQuestion(terminal);
+    await terminal.type("r");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    const start = lines.indexOf(SHELL_QUESTION[0]);
+    // The question, from the call's title to its keys, with nothing between its lines.
+    const question = lines.slice(start, start + SHELL_QUESTION.length);
+    assert.deepEqual(question, SHELL_QUESTION, `not the question alone:\n${lines.join("\n")}`);
+    assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
     "permissions: at a terminal an edit is shown with its kind, its diff and its place; only mm's own options have keys, others are ignored",
   ignore: !hasScript,
   async fn() {
