@@ -440,11 +440,11 @@ Deno.test({
     await atPermissionQuestion(terminal);
     await terminal.type("\x03");
     await terminal.waitFor(/\[cancelled\][^]*> /);
+    // The next question and the end of input, typed at once: the end must not come first.
     await terminal.type("How much memory?\r"); // echoed: the terminal is out of raw mode
-    await terminal.waitFor(/❓ How much memory\?[^]*\[end_turn\][^]*> /);
     await terminal.type("\x04");
     // The exit code is the shell's that `script` runs, which took the Ctrl-C too: not the client's.
-    const { screen } = await terminal.done(10_000);
+    const { screen } = await terminal.done();
     const lines = shownWithoutEcho(screen);
     const last = lines.filter((line) => line !== "").at(-1) ?? "";
     assert.match(last, /^\[client\] continue with: --resume /, "ended at the end of input");

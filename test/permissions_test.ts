@@ -253,7 +253,12 @@ for (
       await atPermissionQuestion(terminal);
       assert.ok(!terminal.screen().includes("[client] permission for"), "answered unasked");
       await terminal.type(key);
+      // The key answers at once: by the time the question has waited 10 s, it must have.
+      await terminal.waitFor(/permission for "ls -la \/srv"|waiting for you … 10 s/);
+      const answered = terminal.screen().includes('[client] permission for "ls -la /srv"');
+      if (!answered) terminal.kill();
       const { code, screen } = await terminal.done();
+      assert.ok(answered, `still waiting for you 10 s on: ${JSON.stringify(screen)}`);
       assert.equal(code, 0, JSON.stringify(screen));
       const lines = visibleLines(screen);
       assertInOrder(lines, [
@@ -268,6 +273,25 @@ for (
     },
   });
 }
+
+Deno.test({
+  name:
+    "permissions: at a terminal a command is shown once, as its command, not again as the call's input",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = peerAtTerminal("ask-shell");
+    await atPermissionQuestion(terminal);
+    await terminal.type("r");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    const start = lines.indexOf(SHELL_QUESTION[0]);
+    // The question, from the call's title to its keys, with nothing between its lines.
+    const question = lines.slice(start, start + SHELL_QUESTION.length);
+    assert.deepEqual(question, SHELL_QUESTION, `not the question alone:\n${lines.join("\n")}`);
+    assertNoPeerLeft(pidFile);
+  },
+});
 
 Deno.test({
   name:
@@ -390,7 +414,11 @@ for (
       const terminal = inTerminal(command, {
         env: { ROGUE_SCENARIO: "ask-shell", ROGUE_PID_FILE: pidFile },
       });
+      // A question nobody is to answer would wait for a key for ever: it fails the test as shown.
+      const asked = await terminal.waitFor("(Enter: ").then(() => true, () => false);
+      if (asked) terminal.kill();
       const { code, screen } = await terminal.done();
+      assert.ok(!asked, `asked: ${JSON.stringify(screen)}`);
       assert.equal(code, 0, JSON.stringify(screen));
       const shown = screen + Deno.readTextFileSync(log); // stderr, where it is not the terminal
       assert.ok(!shown.includes("(Enter: "), `asked: ${JSON.stringify(shown)}`);
