@@ -11,9 +11,12 @@
 
 import { clip } from "./_assert.ts";
 import {
+  askingShellAgent,
+  clientCommand,
   errorForLater,
   exitOf,
   lastLines,
+  MM_SIM,
   noStrayRejection,
   passedEnv,
   ROOT,
@@ -301,4 +304,18 @@ export function visibleLines(screen: string, width = Infinity): string[] {
 export async function atPermissionQuestion(terminal: Terminal, nth = 1): Promise<void> {
   await terminal.waitFor(new RegExp(`(?:[^]*?\\(Enter: ){${nth}}`));
   await sleep(600);
+}
+
+/**
+ * The client with `-i` at a terminal, the stand-in given its shell (`yolo: false`), asked about the
+ * disk: the terminal once it shows the question about `df -h .`.
+ */
+export async function atShellQuestionWithPrompt(): Promise<Terminal> {
+  const { agent, permissions } = askingShellAgent();
+  const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
+  const terminal = inTerminal(command);
+  await terminal.waitFor("> ");
+  await terminal.type("How big is my disk?\r");
+  await atPermissionQuestion(terminal);
+  return terminal;
 }

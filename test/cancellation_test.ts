@@ -12,7 +12,6 @@ import assert from "./_assert.ts";
 import { DEFAULT_QUESTION } from "../client.ts";
 import {
   agentFileWith,
-  askingShellAgent,
   assertInOrder,
   assertNoPeerLeft,
   assertTook,
@@ -36,6 +35,7 @@ import {
 } from "./_run.ts";
 import {
   atPermissionQuestion,
+  atShellQuestionWithPrompt,
   hasScript,
   inTerminal,
   type Terminal,
@@ -432,12 +432,7 @@ Deno.test({
     "cancellation: -i at a terminal: Ctrl-C at a permission question returns to the prompt, and the next question is read whole",
   ignore: !hasScript,
   async fn() {
-    const { agent, permissions } = askingShellAgent();
-    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
-    const terminal = inTerminal(command);
-    await terminal.waitFor("> ");
-    await terminal.type("How big is my disk?\r");
-    await atPermissionQuestion(terminal);
+    const terminal = await atShellQuestionWithPrompt();
     await terminal.type("\x03");
     await terminal.waitFor(/\[cancelled\][^]*> /);
     // The next question and the end of input, typed at once: the end must not come first.

@@ -11,7 +11,6 @@ import { DEFAULT_QUESTION } from "../client.ts";
 import {
   ANSWER_LINE,
   ANSWER_PREFIX,
-  askingShellAgent,
   assertInOrder,
   assertNoPeerLeft,
   assertTurn,
@@ -32,7 +31,7 @@ import {
   traced,
   turnsOf,
 } from "./_run.ts";
-import { atPermissionQuestion, hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import { atShellQuestionWithPrompt, hasScript, inTerminal, visibleLines } from "./_pty.ts";
 import { scratchDir, scratchFile } from "./_scratch.ts";
 
 const NO_TOOL_ANSWER =
@@ -102,12 +101,7 @@ Deno.test({
     "-i: at a terminal the key that answers a permission is not part of the next question, typed after it",
   ignore: !hasScript,
   async fn() {
-    const { agent, permissions } = askingShellAgent();
-    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
-    const terminal = inTerminal(command);
-    await terminal.waitFor("> ");
-    await terminal.type("How big is my disk?\r");
-    await atPermissionQuestion(terminal);
+    const terminal = await atShellQuestionWithPrompt();
     await terminal.type("a");
     await terminal.waitFor(/\[end_turn\][^]*> /);
     await terminal.type("How much memory?");
