@@ -140,7 +140,7 @@ function answerPermission(run: Run, params: unknown, signal: AbortSignal) {
   const call = seeCall(run, toolCall, run.out.stdout);
   const title = field(toolCall, "title");
   const answer = (outcome: Outcome, how = "") => answered(run, call, params, outcome, how);
-  if (run.cancelled) return answer({ outcome: "cancelled" });
+  if (run.cancelled) return answer({ outcome: "cancelled" }, TURN_CANCELLED);
   const offered = isOfferedToolTitle(title);
   const keys = run.asks && !offered ? optionKeys(options) : [];
   if (!keys.some(({ key }) => key === "a" || key === "A")) {
@@ -149,11 +149,15 @@ function answerPermission(run: Run, params: unknown, signal: AbortSignal) {
   const asked = run.questions.then(() => askPerson(run, toolCall, keys, signal));
   run.questions = asked;
   return asked.then((outcome) => {
-    const reply = answer(outcome ?? { outcome: "cancelled" }, outcome ? " (asked)" : "");
+    let how = outcome ? " (asked)" : "";
+    if (!outcome && run.cancelled) how = TURN_CANCELLED; // Ctrl-C at the question
+    const reply = answer(outcome ?? { outcome: "cancelled" }, how);
     if (outcome) run.out.waitFor("the model"); // answered: no longer waiting for you
     return reply;
   });
 }
+/** How the log says a permission was answered `cancelled` because the turn was. */
+const TURN_CANCELLED = " (the turn is cancelled)";
 /** Logs the answer to a permission, and shows a refusal; returns what mm is sent. */
 function answered(run: Run, call: Call, params: unknown, outcome: Outcome, how: string) {
   const [toolCall, options] = fields(params, "toolCall", "options");

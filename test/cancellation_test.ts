@@ -227,6 +227,10 @@ Deno.test("cancellation: after Ctrl-C a permission request is answered cancelled
     `got {"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"20261130-120000-0badc0de"}}`,
     'answer {"jsonrpc":"2.0","id":500,"result":{"outcome":{"outcome":"cancelled"}}}',
   ]);
+  const said = run.log.filter((line) => line.startsWith("[client] permission for "));
+  assert.deepEqual(said.map((line) => line.replace(/^.*": /, "")), [
+    "refused (the turn is cancelled)",
+  ]);
   assert.equal(run.out.at(-1), "[cancelled]");
   assertNoPeerLeft(run.pidFile);
 });
@@ -419,7 +423,7 @@ Deno.test({
       "   [a] Allow  [A] Always  [r] Reject  [R] Never  (Enter: Reject)",
       "[client] cancelling…",
       /^→ \{"jsonrpc":"2\.0","method":"session\/cancel"/,
-      '[client] permission for "ls -la /srv": refused',
+      '[client] permission for "ls -la /srv": refused (the turn is cancelled)',
       '[rogue] answer {"outcome":{"outcome":"cancelled"}}',
       "[cancelled]",
     ]);
@@ -447,7 +451,7 @@ Deno.test({
       "> How big is my disk?",
       "   command: df -h .",
       "[client] cancelling…",
-      '[client] permission for "bash: df -h .": refused',
+      '[client] permission for "bash: df -h .": refused (the turn is cancelled)',
       "[cancelled]",
       "> How much memory?",
       "❓ How much memory?",
