@@ -25,6 +25,7 @@ import {
   ROGUE,
   rogue,
   ROOT,
+  runShell,
   seen,
   silentMm,
   sleep,
@@ -524,7 +525,17 @@ const NO_WRAPPER = NPM_WRAPPER
 
 /** The README's line that puts the real deno binary first on `PATH`. */
 const README_PATH_LINE = Deno.readTextFileSync(`${ROOT}/README.md`).split("\n")
-  .find((line) => line.startsWith("export PATH="));
+  .find((line) => line.includes("Deno.execPath()") && line.includes("export PATH="));
+
+Deno.test("README: its line that puts the real deno on PATH changes nothing, and says why, where no deno is found", async () => {
+  assert.ok(README_PATH_LINE, "the README has no line that asks Deno.execPath() for PATH");
+  // A shell profile run before npm's global bin folder is on PATH: no deno at all.
+  const empty = scratchDir("no-deno-");
+  const line = `PATH=${empty}; ${README_PATH_LINE}; echo "PATH=$PATH"`;
+  const { stdout, stderr } = await runShell(line, { PATH: "/usr/bin:/bin" });
+  assert.match(stderr, /deno: (command )?not found/);
+  assert.equal(stdout, `PATH=${empty}\n`, "PATH changed");
+});
 
 /** The prompt of the interactive shell below. */
 const SHELL_PROMPT = "shell$ ";
