@@ -216,7 +216,7 @@ export const errorText = (error: { code: number; message: string; data?: unknown
 /** The deadline error of Go's `context`: mm's own timeout, of a call or of the list request. */
 const DEADLINE = "context deadline exceeded";
 export const DEADLINE_TEXT = `[client tool error: ${DEADLINE}]`;
-/** The end of a call cut short by `session/cancel` (guess: Go's `context` says this). */
+/** The end of a client tool's call cut short by `session/cancel` (guess: Go's `context` says this). */
 export const CANCELLED_TEXT = "[client tool error: context canceled]";
 
 /**
@@ -795,8 +795,10 @@ async function runCall(turn: Turn, call: Call): Promise<Result> {
   const { session, signal } = turn;
   const update = updater(turn.client, session.sessionId);
   const outcome = await callTool(turn, call).catch((error) => {
-    if (error instanceof Cancelled) return { text: CANCELLED_TEXT, failed: true };
-    throw error;
+    if (!(error instanceof Cancelled)) throw error;
+    // mm's own shell is no client tool: its cancel reads as its other errors do (guess).
+    if (call.tool === BASH) return { text: `[${BASH.name} error: context canceled]`, failed: true };
+    return { text: CANCELLED_TEXT, failed: true };
   });
   // (acp-client-tools.md, "Erreurs"): every result, failed or not, is cut to maxOutput and
   // reported as the end of the tool call.

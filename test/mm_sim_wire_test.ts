@@ -1082,6 +1082,20 @@ Deno.test("stand-in: mm's shell refused reads [bash rejected by user], runs noth
   assert.match(turn.answer, /df -h \.: \[bash rejected by user\]\.$/);
 });
 
+Deno.test("stand-in: session/cancel while mm's shell waits for its permission ends the call as bash's error, not a client tool's, and runs nothing", async () => {
+  await withPeer({ agent: agentYaml({ bashTool: true, yolo: false }) }, async (peer) => {
+    // Never answered: the cancel comes while the person would still be thinking.
+    const asked = peer.stall("session/request_permission");
+    await peer.initialize();
+    const session = await peer.newSession(Deno.cwd());
+    const turn = peer.startTurn(session, DISK);
+    await asked;
+    await peer.notify("session/cancel", { sessionId: session });
+    assert.deepEqual((await turn).result, { stopReason: "cancelled" });
+    assert.deepEqual(peer.finalTexts(), ["[bash error: context canceled]"]);
+  });
+});
+
 Deno.test("stand-in: mm's shell runs unasked with yolo: true; without bashTool the disk is asked of host_info", async () => {
   const unasked = await diskTurn(agentYaml({ bashTool: true }));
   assert.equal(unasked.asked.length, 0);
