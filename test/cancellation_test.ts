@@ -213,6 +213,8 @@ for (const quiet of [false, true]) {
       const said = run.log.filter((line) => line.includes("cancelled by mm"));
       assert.deepEqual(said, quiet ? [] : ["[client] slow cancelled by mm"], run.stderr);
       if (!quiet) assertInOrder(run.log, ["[client] cancelling…", "[client] slow cancelled by mm"]);
+      // Then mm ends the call failed, as the README shows (stdout: the conversation, not with -q).
+      if (!quiet) assertInOrder(run.out, ["✖ client: slow failed", "[cancelled]"]);
       assert.ok(run.ms < 20_000, `ended in ${run.ms} ms, not when the tool's minute was up`);
     },
   );
