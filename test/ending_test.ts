@@ -271,21 +271,30 @@ Deno.test("ending: after [end_turn] the client exits at once when mm exits at th
   assertNoPeerLeft(run.pidFile);
 });
 
-Deno.test("ending: an mm that ignores the end of its input is killed, group and all, 2 s after [end_turn]", async () => {
+/**
+ * Runs a rogue scenario whose turn ends at once and whose peer then never exits by itself, and
+ * checks that the client ended it exactly one 2 s exit grace after the end of the turn, as the
+ * peer timed it (it logs `ended the turn at <ms>` when it writes the turn's end).
+ */
+async function endedAfterOneGrace(scenario: string, what: string) {
   const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
-  const client = startClient(rogue("helpers"));
+  const client = startClient(rogue(scenario));
   await client.child.status;
   const exitedAt = Date.now();
   const run = await client.done();
   assert.equal(run.code, 0, run.stderr);
   assert.equal(run.out.at(-1), "[end_turn]");
-  // Timed from the peer's last write, the end of the turn: the client's grace began after it.
   const ended = Number(seen(run.log).join("\n").match(/ended the turn at (\d+)/)?.[1]);
-  assertTook("the client killed mm and exited", exitedAt - ended, {
+  assertTook(what, exitedAt - ended, {
     least: 1998,
     most: 2000, // the grace: the 2.5 s any ending is allowed would let a 3 s grace by
     idle: await idle,
   });
+  return run;
+}
+
+Deno.test("ending: an mm that ignores the end of its input is killed, group and all, 2 s after [end_turn]", async () => {
+  const run = await endedAfterOneGrace("helpers", "the client killed mm and exited");
   const pids = Deno.readTextFileSync(run.pidFile).trim().split(" ");
   assert.equal(pids.length, 2, "mm and its helper wrote their pids");
   assertNoPeerLeft(run.pidFile); // mm and its helper
@@ -314,23 +323,10 @@ Deno.test("ending: an mm that does not advertise session/close is not sent one",
 });
 
 Deno.test("ending: session/close never answered delays the end no more than the 2 s exit grace; mm is killed", async () => {
-  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
-  const client = startClient(rogue("close-unanswered"));
-  await client.child.status;
-  const exitedAt = Date.now();
-  const run = await client.done();
-  assertNoPeerLeft(run.pidFile);
-  assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.out.at(-1), "[end_turn]");
-  assert.ok(seen(run.log).some((l) => l.startsWith('got session/close {"sessionId":')), run.stderr);
-  // Timed from the peer's end of the turn, which it wrote before the client could close anything.
-  const ended = Number(seen(run.log).join("\n").match(/ended the turn at (\d+)/)?.[1]);
   // One grace for the close and the exit: a close with a grace of its own would take longer.
-  assertTook("exited after [end_turn]", exitedAt - ended, {
-    least: 1998,
-    most: 2000,
-    idle: await idle,
-  });
+  const run = await endedAfterOneGrace("close-unanswered", "exited after [end_turn]");
+  assertNoPeerLeft(run.pidFile);
+  assert.ok(seen(run.log).some((l) => l.startsWith('got session/close {"sessionId":')), run.stderr);
 });
 
 Deno.test("ending: session/close answered with an error ends the run as usual, exit 0", async () => {
