@@ -299,12 +299,26 @@ export function visibleLines(screen: string, width = Infinity): string[] {
 /**
  * Waits until the terminal shows the client's `nth` permission question (its options line ends
  * with `(Enter: …)`), then a while more: the client takes a key pressed within 250 ms of its
- * question for one typed before it, not for an answer.
+ * question for one typed before it, not for an answer. A turn that ends first fails at once: with
+ * `-i` the client would wait at its prompt, and only the deadline would say so.
  */
 export async function atPermissionQuestion(terminal: Terminal, nth = 1): Promise<void> {
-  await terminal.waitFor(new RegExp(`(?:[^]*?\\(Enter: ){${nth}}`));
+  const question = `(?:[^]*?\\(Enter: ){${nth}}`;
+  const turnEnded = `^[^]{${terminal.screen().length}}[^]*?\\[(?:${STOP_REASONS})\\]`;
+  await terminal.waitFor(new RegExp(`${question}|${turnEnded}`));
+  const shown = terminal.screen().split("(Enter: ").length - 1;
+  if (shown < nth) {
+    throw new Error(
+      `the turn ended before permission question ${nth}:\n${
+        clip(JSON.stringify(terminal.screen()))
+      }`,
+    );
+  }
   await sleep(600);
 }
+
+/** The stop reasons the client shows at the end of a turn, as a regular expression's choice. */
+const STOP_REASONS = "end_turn|cancelled|refusal|max_tokens|max_turn_requests";
 
 /**
  * The client with `-i` at a terminal, the stand-in given its shell (`yolo: false`), asked about the
