@@ -902,8 +902,10 @@ async function endMm(run: Run, graceful: boolean): Promise<void> {
     const closed = run.connection.request("session/close", { sessionId: run.sessionId });
     await Promise.race([closed.catch(() => {}), run.child.status, grace]); // answered or not
   }
-  const exited = run.connection.close().then(() => run.child.status);
-  if (graceful) await Promise.race([exited, grace]);
+  const exited = run.connection.close().then(() => run.child.status).then(() => true);
+  if (graceful && !await Promise.race([exited, grace])) { // the grace is up: mm is still there
+    run.out.log(`mm did not exit within ${EXIT_GRACE_MS / 1000} s of the end; killing it`);
+  }
   await killGroup(run.child);
   await Promise.race([run.log.ended, delay(500)]);
 }

@@ -274,7 +274,7 @@ Deno.test("ending: after [end_turn] the client exits at once when mm exits at th
 /**
  * Runs a rogue scenario whose turn ends at once and whose peer then never exits by itself, and
  * checks that the client ended it exactly one 2 s exit grace after the end of the turn, as the
- * peer timed it (it logs `ended the turn at <ms>` when it writes the turn's end).
+ * peer timed it (it logs `ended the turn at <ms>` when it writes the turn's end), saying so.
  */
 async function endedAfterOneGrace(scenario: string, what: string) {
   const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
@@ -284,6 +284,10 @@ async function endedAfterOneGrace(scenario: string, what: string) {
   const run = await client.done();
   assert.equal(run.code, 0, run.stderr);
   assert.equal(run.out.at(-1), "[end_turn]");
+  assert.ok(
+    run.log.includes("[client] mm did not exit within 2 s of the end; killing it"),
+    run.stderr,
+  );
   const ended = Number(seen(run.log).join("\n").match(/ended the turn at (\d+)/)?.[1]);
   assertTook(what, exitedAt - ended, {
     least: 1998,
