@@ -133,8 +133,10 @@ Deno.test("--turn-timeout: after Ctrl-C, a silence past the timeout does not can
   await client.waitForStderr('"agent_thought_chunk"');
   client.child.kill("SIGINT");
   // Past the timeout since mm's last frame, with room for the machine; within the 5 s grace.
-  await sleep(1000 + 2 * await idle);
-  client.child.kill("SIGINT"); // a second Ctrl-C, a person's: mm is killed
+  await sleep(Math.min(1000 + 2 * await idle, 4000));
+  try {
+    client.child.kill("SIGINT"); // a second Ctrl-C, a person's: mm is killed
+  } catch { /* on a machine so slow that the grace ran out first: the client ended mm itself */ }
   const run = await client.done();
   assert.equal(run.code, 130, run.stderr);
   assert.equal(sentWith(run.stderr, "session/cancel").length, 1, run.stderr);
