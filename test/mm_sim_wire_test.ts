@@ -1038,7 +1038,13 @@ const DISK = "How big is my disk?";
 
 /** The permission requests, host_info calls, final texts and answer of a turn about the disk. */
 async function diskTurn(agent: string, answer?: (options: acp.PermissionOption[]) => string) {
-  let seen = { asked: [] as Frame[], calls: 0, texts: [] as string[], answer: "" };
+  let seen = {
+    asked: [] as Frame[],
+    calls: 0,
+    texts: [] as string[],
+    ends: [] as string[],
+    answer: "",
+  };
   await withPeer({ agent }, async (peer) => {
     if (answer) {
       peer.handlers["session/request_permission"] = (params) => {
@@ -1052,6 +1058,12 @@ async function diskTurn(agent: string, answer?: (options: acp.PermissionOption[]
       asked: peer.requests("session/request_permission"),
       calls: peer.requests("_demo.minime/host_info").length,
       texts: peer.finalTexts(),
+      ends: peer.updates().flatMap((u) =>
+        u.sessionUpdate === "tool_call_update" &&
+          (u.status === "completed" || u.status === "failed")
+          ? [u.status]
+          : []
+      ),
       answer: peer.answerText(),
     };
   });
@@ -1069,6 +1081,7 @@ Deno.test("stand-in: with bashTool and yolo: false, mm asks before running df -h
   assert.deepEqual(options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once"]);
   assert.equal(turn.calls, 0, "host_info is not asked about the disk");
   assert.equal(turn.texts.length, 1);
+  assert.deepEqual(turn.ends, ["completed"]);
   assert.match(turn.texts[0], /^Filesystem .*\n\S+ /, "df's output is what the model read");
   assert.ok(turn.answer.includes(`df -h .: ${turn.texts[0].trimEnd()}`), turn.answer);
 });
@@ -1079,6 +1092,7 @@ Deno.test("stand-in: mm's shell refused reads [bash rejected by user], runs noth
   const turn = await diskTurn(agentYaml({ bashTool: true, yolo: false }), reject);
   assert.equal(turn.asked.length, 1);
   assert.deepEqual(turn.texts, ["[bash rejected by user]"]);
+  assert.deepEqual(turn.ends, ["failed"], "a refused call ends failed, as a refused client tool's");
   assert.match(turn.answer, /df -h \.: \[bash rejected by user\]\.$/);
 });
 
