@@ -682,7 +682,11 @@ Deno.test({
     assertNoPeerLeft(pidFile);
     const afterPrompt = screen.slice(screen.lastIndexOf(SHELL_PROMPT)); // the one after Ctrl-C
     assert.ok(afterPrompt.includes("killing it"), JSON.stringify(afterPrompt));
-    assert.ok(!afterPrompt.includes("waiting for"), JSON.stringify(afterPrompt));
+    // Once the client has seen the Ctrl-C, no progress line. One drawn in the instant before (the
+    // shell, woken by the same keypress, may be quicker on a crowded machine) is not its to avoid.
+    const seenAt = afterPrompt.indexOf("cancelling…");
+    const afterSeen = seenAt < 0 ? afterPrompt : afterPrompt.slice(seenAt);
+    assert.ok(!afterSeen.includes("waiting for"), JSON.stringify(afterPrompt));
   },
 });
 
