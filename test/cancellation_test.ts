@@ -94,7 +94,7 @@ for (
       // mm answered the cancel at once: the client neither waited for the model nor the grace.
       assert.ok(!run.stderr.includes(NO_ANSWER_IN_TIME), run.stderr);
       assertTook("the end", (await exited) - sent, { most: 0, idle: await idle });
-      assertNoPeerLeft(run.pidFile);
+      await assertNoPeerLeft(run.pidFile);
       assert.ok(!run.stderr.includes("\n> "), "no prompt after the cancelled turn");
     },
   );
@@ -138,7 +138,7 @@ Deno.test("cancellation: Ctrl-C before the session exists ends the client at onc
   // Not waiting for an answer that never comes, nor for the 5 s a turn's cancellation gets.
   assertTook("the end", (await exited) - pressed, { most: 0, idle: await idle });
   assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
-  assertNoPeerLeft(pidFile);
+  await assertNoPeerLeft(pidFile);
 });
 
 Deno.test("cancellation: the cancel grace is 5 s: mm ignoring session/cancel is killed 5 s after Ctrl-C, not sooner, exit 130", async () => {
@@ -153,7 +153,7 @@ Deno.test("cancellation: the cancel grace is 5 s: mm ignoring session/cancel is 
   assert.equal(run.code, 130, run.stderr);
   assertTook("mm was killed", (await exited) - pressed, { least: 4995, most: 5000, idle });
   assert.ok(run.log.includes(NO_ANSWER_IN_TIME), run.stderr);
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("cancellation: a second Ctrl-C kills mm that ignores session/cancel at once, exit 130", async () => {
@@ -173,7 +173,7 @@ Deno.test("cancellation: a second Ctrl-C kills mm that ignores session/cancel at
   // At once, not when the 5 s grace ends.
   assert.ok(!run.stderr.includes(NO_ANSWER_IN_TIME), run.stderr);
   assertTook("the end", (await exited) - second, { most: 0, idle: await idle });
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("cancellation: a second signal during the grace kills mm and ends with the first one's code", async () => {
@@ -188,7 +188,7 @@ Deno.test("cancellation: a second signal during the grace kills mm and ends with
     client.child.kill(second);
     const run = await client.done();
     assert.equal(run.code, code, `${first} then ${second}: ${run.stderr}`);
-    assertNoPeerLeft(run.pidFile);
+    await assertNoPeerLeft(run.pidFile);
   }
 });
 
@@ -235,7 +235,7 @@ Deno.test("cancellation: after Ctrl-C a permission request is answered cancelled
     "refused (the turn is cancelled)",
   ]);
   assert.equal(run.out.at(-1), "[cancelled]");
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("cancellation: with -i a turn cancelled and ended in time leaves no cancel behind: no kill 5 s later, a later permission answered by the policy", async () => {
@@ -309,7 +309,7 @@ for (
         // mm answered the cancel at once: the client did not wait for the grace.
         assert.ok(!screen.includes(NO_ANSWER_IN_TIME), JSON.stringify(screen));
         assertTook("the end", performance.now() - pressed, { most: 0, idle: await idle });
-        assertNoPeerLeft(pidFile);
+        await assertNoPeerLeft(pidFile);
       }
     },
   });
@@ -339,7 +339,7 @@ Deno.test({
     );
     assert.ok(!screen.includes(NO_ANSWER_IN_TIME), JSON.stringify(screen));
     assertTook("the end", took, { most: 0, idle: await idle });
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   },
 });
 
@@ -359,7 +359,7 @@ Deno.test({
     assert.equal(code, 130, JSON.stringify(screen));
     const after = screen.slice(cancelled);
     assert.ok(!after.includes("waiting for the model"), JSON.stringify(after));
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   },
 });
 
@@ -380,7 +380,7 @@ Deno.test({
     await terminal.type("\x03");
     const { code, screen } = await terminal.done();
     assert.equal(code, 130, JSON.stringify(screen));
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   },
 });
 
@@ -430,7 +430,7 @@ Deno.test({
       '[rogue] answer {"outcome":{"outcome":"cancelled"}}',
       "[cancelled]",
     ]);
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   },
 });
 
@@ -626,7 +626,7 @@ Deno.test({
       await terminal.waitFor(/exit \d+\r\n/, 60_000);
       assert.match(terminal.screen(), /exit 0\r\n/);
     });
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
     assert.ok(!screen.includes("error:"), JSON.stringify(screen));
   },
 });
@@ -647,7 +647,7 @@ Deno.test({
       await terminal.waitFor(/error: [^\r\n]*\r\n/, 60_000);
       await noProcessWith(word);
     });
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
     assert.ok(screen.includes("[cancelled]"), JSON.stringify(screen));
     const errors = visibleLines(screen).filter((line) => line.includes("error"));
     assert.equal(errors.length, 1, errors.join("\n"));
@@ -679,7 +679,7 @@ Deno.test({
       // mm ignores the cancel: the client goes on after the shell's prompt, for the 5 s grace.
       await noProcessWith(word);
     });
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
     const afterPrompt = screen.slice(screen.lastIndexOf(SHELL_PROMPT)); // the one after Ctrl-C
     assert.ok(afterPrompt.includes("killing it"), JSON.stringify(afterPrompt));
     // Once the client has seen the Ctrl-C, no progress line. One drawn in the instant before (the
@@ -712,7 +712,7 @@ Deno.test({
     await terminal.waitFor(/discovery: [^]*> $/, 60_000);
     Deno.writeTextFileSync(flag, "");
     const { screen } = await terminal.done();
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
     const lines = visibleLines(screen).filter((line) =>
       line.includes("error") || /exit/.test(line)
     );

@@ -201,7 +201,7 @@ Deno.test("-i: stdin that cannot be read (a folder) ends the run in one error li
   const errors = run.stderr.split("\n").filter((line) => line.startsWith("error:"));
   assert.deepEqual(errors, ["error: cannot read stdin: Is a directory"], run.stderr);
   assert.ok(!run.stderr.includes("os error"), run.stderr);
-  assertNoPeerLeft(pidFile);
+  await assertNoPeerLeft(pidFile);
 });
 
 // ─── - ───────────────────────────────────────────────────────────────────────
@@ -736,7 +736,7 @@ Deno.test("--json: a run that fails ends with an error line that says why, with 
   assert.deepEqual(lines(exits.stdout).at(-1), {
     error: { message: "mm exited with code 3 before the turn ended", exitCode: 1 },
   });
-  assertNoPeerLeft(exits.pidFile);
+  await assertNoPeerLeft(exits.pidFile);
   const refused = await runRogue("refuse-session", { args: ["--json"] });
   assert.equal(refused.code, 1);
   assert.deepEqual(lines(refused.stdout), [{

@@ -105,7 +105,7 @@ Deno.test("ending: mm exiting in the middle of the turn ends the run with its ex
   assert.equal(run.code, 1);
   assert.equal(run.log.at(-1), "error: mm exited with code 3 before the turn ended");
   assert.ok(!run.stderr.includes("    at "), "no stack trace");
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("ending: mm exiting while a call is answered ends the run with its exit code", async () => {
@@ -200,7 +200,7 @@ Deno.test("ending: --timeout 1: an mm that never answers initialize is named aft
   assertTook("the timeout fired", errorAt, { least: 995, most: 1000, idle: await idle });
   const after = (await exited) - started - errorAt;
   assertTook("the client exited", after, { most: 2500, idle: await idle });
-  assertNoPeerLeft(pidFile);
+  await assertNoPeerLeft(pidFile);
 });
 
 Deno.test("ending: --timeout 2: an mm that never answers session/new is named after 2 s, not before", async () => {
@@ -222,7 +222,7 @@ Deno.test("ending: --timeout 2: an mm that never answers session/new is named af
     idle: await idle,
   });
   assertTook("the client exited", (await exited) - errorSeen, { most: 2500, idle: await idle });
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("ending: --timeout does not bound the prompt: a model thinking 5 s with --timeout 4 ends the turn", async () => {
@@ -254,7 +254,7 @@ Deno.test("ending: --timeout beyond the timer's range never fires early", async 
   assert.ok(!run.stderr.includes("TimeoutOverflowWarning"), run.stderr);
   assert.ok(!/^error:/m.test(run.stderr), run.stderr);
   assert.equal(run.code, 130, run.stderr);
-  assertNoPeerLeft(pidFile);
+  await assertNoPeerLeft(pidFile);
 });
 
 // ─── Ending quickly, and leaving nothing behind ──────────────────────────────
@@ -268,7 +268,7 @@ Deno.test("ending: after [end_turn] the client exits at once when mm exits at th
   const run = await client.done();
   assert.equal(run.code, 0, run.stderr);
   assertTook("the client exited", (await exited) - shownAt, { most: 2500, idle: await idle });
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 /**
@@ -301,7 +301,7 @@ Deno.test("ending: an mm that ignores the end of its input is killed, group and 
   const run = await endedAfterOneGrace("helpers", "the client killed mm and exited");
   const pids = Deno.readTextFileSync(run.pidFile).trim().split(" ");
   assert.equal(pids.length, 2, "mm and its helper wrote their pids");
-  assertNoPeerLeft(run.pidFile); // mm and its helper
+  await assertNoPeerLeft(run.pidFile); // mm and its helper
 });
 
 // ─── session/close ───────────────────────────────────────────────────────────
@@ -329,7 +329,7 @@ Deno.test("ending: an mm that does not advertise session/close is not sent one",
 Deno.test("ending: session/close never answered delays the end no more than the 2 s exit grace; mm is killed", async () => {
   // One grace for the close and the exit: a close with a grace of its own would take longer.
   const run = await endedAfterOneGrace("close-unanswered", "exited after [end_turn]");
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
   assert.ok(seen(run.log).some((l) => l.startsWith('got session/close {"sessionId":')), run.stderr);
 });
 
@@ -361,7 +361,7 @@ Deno.test("ending: a reader that goes away (| head -1) is not an error: a quiet 
   assert.equal(Deno.readTextFileSync(codeFile).trim(), "0", run.stderr);
   assert.ok(!/^error:/m.test(run.stderr), run.stderr);
   assert.ok(!/broken pipe|EPIPE| {4}at /i.test(run.stderr), run.stderr);
-  assertNoPeerLeft(pidFile);
+  await assertNoPeerLeft(pidFile);
 });
 
 /** Whether this system has `/dev/full`, a disk that is always full (Linux has; macOS has not). */
@@ -388,7 +388,7 @@ Deno.test({
   assert.equal(errors.length, 1, run.stderr);
   assert.match(errors[0], /^error: cannot write the conversation: \S.*$/);
   assert.ok(!run.stderr.includes("    at "), "no stack trace");
-  assertNoPeerLeft(pidFile);
+  await assertNoPeerLeft(pidFile);
 });
 
 Deno.test("ending: where mm's process group cannot be signalled (a child that leads no group), mm itself is killed", async () => {

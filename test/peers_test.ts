@@ -104,7 +104,7 @@ for (
     ]);
     assert.ok(run.log.length < 20, `stderr has ${run.log.length} lines`);
     assertTook("the run ended", run.ms, { most: 2500, idle: await idle });
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   });
 }
 
@@ -166,7 +166,7 @@ Deno.test("peers: memory stays bounded when mm floods calls and never reads its 
     `the client grew to ${Math.round(peakKiB / 1024)} MB; the peer ${sent}`,
   );
   assert.equal(run.code, 1, run.log.slice(-3).join("\n"));
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("peers: a 48 MiB flood of mm's log is passed on whole without growing the client's memory", async () => {

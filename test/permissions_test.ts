@@ -269,7 +269,7 @@ for (
         "[end_turn]",
       ]);
       assert.ok(!lines.some((line) => line.includes("waiting for")), lines.join("\n"));
-      assertNoPeerLeft(pidFile);
+      await assertNoPeerLeft(pidFile);
     },
   });
 }
@@ -289,7 +289,7 @@ Deno.test({
     // The question, from the call's title to its keys, with nothing between its lines.
     const question = lines.slice(start, start + SHELL_QUESTION.length);
     assert.deepEqual(question, SHELL_QUESTION, `not the question alone:\n${lines.join("\n")}`);
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   },
 });
 
@@ -315,7 +315,7 @@ Deno.test({
       '[client] permission for "Edit config.yaml": allowed (asked)',
       '[rogue] answer {"outcome":{"outcome":"selected","optionId":"yes"}}',
     ]);
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   },
 });
 
@@ -344,7 +344,7 @@ Deno.test({
       '[rogue] answer 612 {"outcome":{"outcome":"selected","optionId":"yes"}}',
       '[rogue] answer 613 {"outcome":{"outcome":"selected","optionId":"no"}}',
     ]);
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   },
 });
 
@@ -427,7 +427,7 @@ for (
       assert.ok(
         shown.includes('[rogue] answer {"outcome":{"outcome":"selected","optionId":"no"}}'),
       );
-      assertNoPeerLeft(pidFile);
+      await assertNoPeerLeft(pidFile);
     },
   });
 }

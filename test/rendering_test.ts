@@ -348,7 +348,7 @@ Deno.test("rendering: with stdout and stderr in one pipe no line starts in the m
     assert.ok(interleaved.stdout.includes(piece), `${piece} is shown`);
   }
   assert.ok(interleaved.stdout.includes("\n[client] bad frame from mm: not json\n"));
-  assertNoPeerLeft(pidFile);
+  await assertNoPeerLeft(pidFile);
   for (const run of [standIn, stepwise]) {
     assert.match(run.stdout, /\nusage: /);
     assert.ok(!run.stdout.includes("\n\n"), `an empty line in one pipe: ${run.stdout}`);
@@ -399,7 +399,7 @@ Deno.test("rendering: a line of mm's log written in two pieces comes out whole, 
     lines.indexOf("[mm] two") < lines.indexOf("After two lines."),
     run.stdout.slice(0, 300),
   );
-  assertNoPeerLeft(pidFile);
+  await assertNoPeerLeft(pidFile);
 });
 
 Deno.test("rendering: stdout and stderr are taken for one stream only when the system says so", () => {
@@ -532,7 +532,7 @@ Deno.test({
     }
     assert.ok(rest.includes(`answer${HOSTILE_SHOWN}␍end`), JSON.stringify(screen));
     assert.ok(rest.includes("␛[2J"));
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   },
 });
 

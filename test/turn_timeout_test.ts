@@ -36,7 +36,7 @@ Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, 
     "error: mm sent nothing for 1 s; turn cancelled",
   );
   assert.ok(run.log.includes("[client] continue with: --resume 20261130-120000-0badc0de"));
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("--turn-timeout: the silence is counted from mm's last frame, also when it began before the timer was set again", async () => {
@@ -123,7 +123,7 @@ Deno.test("--turn-timeout: mm that ignores the cancel is killed after the grace,
   assert.equal(run.code, 124, run.stderr);
   assert.ok(run.log.includes("[client] mm did not answer the cancellation in time; killing it"));
   assert.ok(run.log.includes("error: mm sent nothing for 0.5 s; turn cancelled"), run.stderr);
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("--turn-timeout: after Ctrl-C, a silence past the timeout does not cancel the turn again", async () => {
@@ -141,7 +141,7 @@ Deno.test("--turn-timeout: after Ctrl-C, a silence past the timeout does not can
   assert.equal(run.code, 130, run.stderr);
   assert.equal(sentWith(run.stderr, "session/cancel").length, 1, run.stderr);
   assert.ok(!run.stderr.includes("mm sent nothing"), run.stderr);
-  assertNoPeerLeft(run.pidFile);
+  await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test({
@@ -163,6 +163,6 @@ Deno.test({
     assert.ok(lines.includes('[client] permission for "ls -la /srv": allowed (asked)'), screen);
     assert.ok(lines.includes("[end_turn]"), lines.join("\n"));
     assert.ok(!screen.includes("mm sent nothing"), screen);
-    assertNoPeerLeft(pidFile);
+    await assertNoPeerLeft(pidFile);
   },
 });
