@@ -1,213 +1,118 @@
 #!/usr/bin/env -S deno run --no-prompt --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 /**
- * An ACP client that lends mini-me (`mm -acp`) tools of its own — `host_info` to begin with —,
- * asks it a question and shows the conversation. mm speaks the Agent Client Protocol: JSON-RPC 2.0,
- * one JSON object per line on stdin and stdout. A client offers tools through ACP extensibility
- * (mini-me's acp-client-tools.md, "Découverte"): in the `_meta` of `initialize` (`meta`
- * discovery), or in its answer to `_org.mini-me/tools/list` (`request`). mm's model calls each as
- * `client_<name>`, and mm forwards the call to the client as a request for the tool's `method`.
+ * Lends tools of your own to mini-me (`mm -acp`), an AI agent that speaks the Agent Client
+ * Protocol: JSON-RPC 2.0, one JSON object per line on its stdin and stdout. The client offers its
+ * tools through ACP extensibility (mini-me's acp-client-tools.md, "Découverte"): in the `_meta` of
+ * `initialize` (`meta` discovery), or in its answer to `_org.mini-me/tools/list` (`request`); mm's
+ * model calls each as `client_<name>`, which mm sends the client as a request for its `method`.
  *
- * To lend a tool of your own, add one entry to `TOOLS`: everything else follows from it. The file
- * reads in a session's order: the tools, the run, what the user sees, then the plumbing.
+ * Above the line that says so, the protocol, in the order of a session: your tools, what mm asks
+ * the client, the permission decision, one session from spawn to end (`lend()`), the JSON-RPC
+ * connection. Below it, the terminal program, whose `main()` is `lend()`'s first user. Importing
+ * the file runs nothing: `await lend({ tools, questions })` lends tools of your own.
  *
  * @module
  */
 
-import { parseArgs } from "node:util";
-import { loadAll as loadAllYaml, YAMLException } from "npm:js-yaml@^5.5.0";
-
 /** The client's version, sent as `clientInfo.version` and printed by `--version`. */
-export const VERSION = "0.3.0";
+export const VERSION = "0.4.0";
 
-// ─── 1. What mm may ask, and the tools the client lends ──────────────────────
+// ─── Your tools ──────────────────────────────────────────────────────────────
 /** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"). */
 export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
-/** A tool: its description (acp-client-tools.md, "Description d'un outil") and its `call`. */
-export interface Tool {
+/** A tool's `inputSchema`: a JSON Schema of an object (acp-client-tools.md, "Description d'un outil"). */
+export type InputSchema = {
+  readonly type: "object";
+  readonly properties?: { readonly [name: string]: PropertySchema };
+  readonly required?: readonly string[];
+  readonly [keyword: string]: unknown;
+};
+/** A property of an input schema: TypeScript follows its `type` and its `enum`. */
+export type PropertySchema = {
+  readonly type?: string | readonly string[];
+  readonly enum?: readonly unknown[];
+  readonly [keyword: string]: unknown;
+};
+/** The TypeScript type of a JSON Schema `type`. */
+export type TypeOf<T> = T extends "string" ? string
+  : T extends "number" | "integer" ? number
+  : T extends "boolean" ? boolean
+  : T extends "array" ? unknown[]
+  : T extends "object" ? Record<string, unknown>
+  : T extends "null" ? null
+  : unknown;
+/** A property's value: one of its `enum`, else of its `type` (any of a list of types). */
+export type ValueOf<P> = P extends { readonly enum: readonly (infer E)[] } ? E
+  : P extends { readonly type: readonly (infer T)[] } ? TypeOf<T>
+  : P extends { readonly type: infer T } ? TypeOf<T>
+  : unknown;
+/** The names of a schema's `required` properties. */
+export type Needed<S> = S extends { readonly required: readonly (infer R)[] } ? R : never;
+/** The arguments a schema describes: its `required` properties present, the others optional. */
+export type ArgsOf<S extends InputSchema> = InputSchema extends S ? Record<string, unknown>
+  : S extends { readonly properties: infer P } ?
+      & { -readonly [K in keyof P as K extends Needed<S> ? K : never]: ValueOf<P[K]> }
+      & { -readonly [K in keyof P as K extends Needed<S> ? never : K]?: ValueOf<P[K]> }
+  : Record<never, never>;
+/** A tool: its description as mm reads it ("Description d'un outil"), and the `call` it answers. */
+export interface Tool<S extends InputSchema = InputSchema> {
   /** Unique in the list; the model sees `client_<name>`. */
-  name: string;
+  readonly name: string;
   /** What the model reads to decide when to call the tool. */
-  description: string;
+  readonly description: string;
   /** The ACP extension method mm sends for a call: it starts with `_`. */
-  method: string;
-  /** The JSON Schema of the arguments, an object: checked before `call` runs. */
-  inputSchema: { type: "object"; [key: string]: unknown };
-  /**
-   * Answers a call, now or in a promise (the client goes on meanwhile); `signal` aborts when mm
-   * cancels the call. A throw or a rejection is answered as an error result.
-   */
-  call(args: Record<string, unknown>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
+  readonly method: string;
+  /** The JSON Schema of the arguments, which are checked against it before `call` runs. */
+  readonly inputSchema: S;
+  /** Answers a call, now or in a promise; `signal` aborts if mm cancels it. A throw is an error result. */
+  call(args: ArgsOf<S>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
 }
-
-/** Every tool the client lends to mm. Add yours here. */
-export const TOOLS: readonly Tool[] = [
-  {
-    name: "host_info",
-    description: "Facts about the machine the user's client runs on: its operating system, CPU, " +
-      "memory or uptime. Call it once per topic.",
-    method: "_demo.minime/host_info",
-    inputSchema: {
-      type: "object",
-      properties: {
-        topic: {
-          type: "string",
-          enum: ["os", "cpu", "memory", "uptime"],
-          description: "Which fact to report.",
-        },
-      },
-      required: ["topic"],
-    },
-    call: ({ topic }) => hostInfo(topic as Topic), // the schema has checked it is one
-  },
-];
-/** The tools as mm reads them, in `initialize` or in the answer to the list request. */
-export const TOOL_DESCRIPTIONS: readonly Omit<Tool, "call">[] = TOOLS.map(({ call: _, ...d }) => d);
-/** The tools' names, for the texts that speak of them: `host_info, clock`. */
-const TOOL_NAMES = TOOLS.map((tool) => tool.name).join(", ");
+/**
+ * A tool whose `call` has its arguments typed by its `inputSchema`, as written: a `required`
+ * property is there, another may be `undefined`, an `enum` is the union of its values. The client
+ * checks the arguments against the schema before `call` runs: that makes the type true.
+ */
+export function tool<const S extends InputSchema>(definition: Tool<S>): Tool;
+export function tool(definition: Tool): Tool {
+  return definition;
+}
 /** A text result; with `isError`, the model reads it as `[client tool error: <text>]`. */
 export function toolText(text: string, isError = false): ToolResult {
   if (isError) return { content: [{ type: "text", text }], isError };
   return { content: [{ type: "text", text }] };
 }
 
-/** Answers a request from mm: its result, a promise of it, or a thrown {@linkcode RpcError}. */
-function answerRequest(run: Run, method: string, params: unknown, signal: AbortSignal): unknown {
-  const tool = TOOLS.find((lent) => lent.method === method);
-  if (tool) return callTool(run, tool, params, signal);
-  if (method === "session/request_permission") return answerPermission(run, params, signal);
-  if (method === "_org.mini-me/tools/list") {
-    run.out.log(`list requested for session ${field(params, "sessionId") ?? "?"}`);
-    return { tools: TOOL_DESCRIPTIONS };
-  }
-  throw new RpcError(-32601, "Method not found"); // fs/*, terminal/*, unknown extensions: not lent
-}
-/** One call: its `[client]` line, its arguments checked, the tool; a throw is an error result. */
-function callTool(run: Run, tool: Tool, params: unknown, signal: AbortSignal) {
-  const { args, sessionId } = readToolCall(params);
-  run.out.log(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
-  // Only `$/cancel_request` aborts the signal (mm's timeout, a cancelled turn): say it reached it.
-  signal.addEventListener("abort", () => run.out.log(`${tool.name} cancelled by mm`));
-  const given = isObject(args) ? args : {};
-  const failed = (text: string) => {
-    if (!signal.aborted) run.out.note(`[client] ${text}`); // cancelled: mm has its -32800 already
-    return toolText(text, true);
-  };
-  const mismatch = checkArguments(tool, given);
-  if (mismatch) return failed(mismatch);
-  const threw = (error: unknown) => failed(`${tool.name} failed: ${errorText(error)}`);
-  try {
-    const result = tool.call(given, signal);
-    return result instanceof Promise ? result.catch(threw) : result;
-  } catch (error) {
-    return threw(error);
-  }
-}
-/** A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête". */
-export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
-  if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
-  const { _meta, ...args } = params;
-  const sessionId = field(_meta, "org.mini-me/sessionId");
-  return { args, sessionId: typeof sessionId === "string" ? sessionId : "?" };
-}
+/** What host_info reports, one topic per call. */
+export const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
+/** A topic of host_info. */
+export type Topic = typeof TOPICS[number];
+/** Every tool the client lends to mm, unless `lend()` is given others. Add yours here. */
+export const TOOLS: readonly Tool[] = [
+  tool({
+    name: "host_info",
+    description: "Facts about the machine the user's client runs on: its operating system, CPU, " +
+      "memory or uptime. Call it once per topic.",
+    method: "_demo.minime/host_info",
+    inputSchema: {
+      type: "object",
+      properties: { topic: { type: "string", enum: TOPICS, description: "Which fact to report." } },
+      required: ["topic"],
+    },
+    call: ({ topic }) => hostInfo(topic),
+  }),
+];
 
-/** Whether a permission's title is exactly `client: <name>` of a lent tool ("Avant la requête"). */
-export function isOfferedToolTitle(title: unknown): boolean {
-  return TOOLS.some((tool) => title === `client: ${tool.name}`);
-}
-/** The answer to `session/request_permission`. */
-export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId: string };
-/**
- * Picks among mm's options: `allow_once`, else `allow_always` to allow; `reject_once`, else
- * `reject_always` to refuse; else `cancelled`. Never an `optionId` mm did not offer.
- */
-export function choosePermission(options: unknown, allow: boolean): Outcome {
-  const offered = list(options).filter(isObject);
-  const kinds = ["reject_once", "reject_always"];
-  if (allow) kinds.unshift("allow_once", "allow_always");
-  for (const kind of kinds) {
-    const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
-    if (option) return { outcome: "selected", optionId: option.optionId as string };
-  }
-  return { outcome: "cancelled" };
-}
-/**
- * Answers a permission: the client's own tools are allowed; at a terminal the person is asked about
- * anything else, one question at a time, in order; elsewhere it is refused. Once `session/cancel`
- * is sent, every answer is cancelled.
- */
-function answerPermission(run: Run, params: unknown, signal: AbortSignal) {
-  const [toolCall, options] = fields(params, "toolCall", "options");
-  const call = seeCall(run, toolCall, run.out.stdout);
-  const title = field(toolCall, "title");
-  const answer = (outcome: Outcome, how = "") => answered(run, call, params, outcome, how);
-  if (run.cancelled) return answer({ outcome: "cancelled" }, TURN_CANCELLED);
-  const offered = isOfferedToolTitle(title);
-  const keys = run.asks && !offered ? optionKeys(options) : [];
-  if (!keys.some(({ key }) => key === "a" || key === "A")) {
-    return answer(choosePermission(options, offered)); // no one to ask, or nothing to allow
-  }
-  const asked = run.questions.then(() => askPerson(run, toolCall, keys, signal));
-  run.questions = asked;
-  return asked.then((outcome) => {
-    let how = outcome ? " (asked)" : "";
-    if (!outcome && run.cancelled) how = TURN_CANCELLED; // Ctrl-C at the question
-    const reply = answer(outcome ?? { outcome: "cancelled" }, how);
-    if (outcome) run.out.waitFor("the model"); // answered: no longer waiting for you
-    return reply;
-  });
-}
-/** How the log says a permission was answered `cancelled` because the turn was. */
-const TURN_CANCELLED = " (the turn is cancelled)";
-/** Logs the answer to a permission, and shows a refusal; returns what mm is sent. */
-function answered(run: Run, call: Call, params: unknown, outcome: Outcome, how: string) {
-  const [toolCall, options] = fields(params, "toolCall", "options");
-  const title = field(toolCall, "title");
-  // `cancelled` chooses nothing, not even an option without an id.
-  const chosen = (o: unknown) => "optionId" in outcome && field(o, "optionId") === outcome.optionId;
-  const allowed = `${field(list(options).find(chosen), "kind")}`.startsWith("allow");
-  const said = allowed ? "allowed" : "refused";
-  run.out.log(`permission for ${JSON.stringify(title ?? "")}: ${said}${how}`);
-  if (!allowed) {
-    run.refused = true;
-    call.done = true;
-    call.refused = true;
-    run.out.say(`✖ ${call.title} refused`, RED);
-  }
-  return { outcome };
-}
-/** The key of each kind of option: `a` allow once, `A` allow always, `r` and `R` reject. */
-const OPTION_KEYS = new Map([
-  ["allow_once", "a"],
-  ["allow_always", "A"],
-  ["reject_once", "r"],
-  ["reject_always", "R"],
-]);
-/** An option of mm's that the person can pick, and its key. */
-export type KeyedOption = { key: string; option: Record<string, unknown> };
-/** mm's options with a key each, in mm's order: of each kind the first, if it has an id. */
-export function optionKeys(options: unknown): KeyedOption[] {
-  const keyed: KeyedOption[] = [];
-  for (const option of list(options).filter(isObject)) {
-    const key = OPTION_KEYS.get(String(option.kind));
-    const taken = keyed.some((other) => other.key === key);
-    if (key && !taken && typeof option.optionId === "string") keyed.push({ key, option });
-  }
-  return keyed;
-}
-
-// ─── 2. The tool: host_info ──────────────────────────────────────────────────
-/** A fact `host_info` reports: the `--allow-sys` names it needs, and how it is read. */
+/** A fact host_info reports: the `--allow-sys` names it needs, and how it is read. */
 function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string) {
   const allowed = once(() => needs.every((kind) => granted({ name: "sys", kind })));
   return { needs, allowed, read };
 }
-/** The topics, read with Deno's own APIs where it has them. */
-const TOPICS: Record<Topic, ReturnType<typeof fact>> = {
+/** Each topic's fact, read with Deno's own APIs where it has them. */
+const FACTS: Record<Topic, ReturnType<typeof fact>> = {
   os: fact(["osRelease", "hostname"], () => OS_TEXT()),
   cpu: fact(["cpus", "loadavg"], () => {
-    const count = navigator.hardwareConcurrency;
     const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
-    return `${count} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
+    return `${navigator.hardwareConcurrency} × ${CPU_MODEL()} (${Deno.build.arch}), load average ${load}`;
   }),
   memory: fact(["systemMemoryInfo"], () => {
     const { available, total } = Deno.systemMemoryInfo();
@@ -215,8 +120,6 @@ const TOPICS: Record<Topic, ReturnType<typeof fact>> = {
   }),
   uptime: fact(["osUptime"], () => describeUptime(Deno.osUptime(), new Date())),
 };
-/** A topic of `host_info`. */
-export type Topic = "os" | "cpu" | "memory" | "uptime";
 // Read once, as calls may come many times a second and these do not change under a running
 // client: the kernel release (`Deno.osRelease()` reads a file), the host name, and the CPU model,
 // which Deno has no API for; `node:os`, a Node layer only this topic needs, loads on first use.
@@ -227,9 +130,9 @@ const OS_TEXT = once(() => {
 const CPU_MODEL = once(() =>
   process.getBuiltinModule("node:os").cpus()[0]?.model.trim() || "unknown CPU"
 );
-/** Runs `host_info` for a topic its schema has checked; what it cannot say is an error result. */
+/** host_info's answer for a topic; what it cannot say is an error result, never a prompt. */
 export function hostInfo(topic: Topic): ToolResult {
-  const { needs, allowed, read } = TOPICS[topic];
+  const { needs, allowed, read } = FACTS[topic];
   const missing = `host_info needs --allow-sys=${needs.join(",")} to report ${topic}`;
   if (!allowed()) return toolText(missing, true); // asked first, so that Deno never prompts
   try {
@@ -257,657 +160,624 @@ export function describeUptime(seconds: number, now: Date): string {
   return `up ${parts.join(", ")} (since ${since.slice(0, 10)} ${since.slice(11, 16)} UTC)`;
 }
 
-// ─── 3. The run as it happens ────────────────────────────────────────────────
-/** An error that ends the run: `error: <message>` on stderr (none if empty), and an exit code. */
-export class ClientError extends Error {
-  /** `usage`: the usage follows the message. */
-  constructor(message: string, readonly exitCode = 1, readonly usage = false) {
-    super(message);
-  }
+// ─── What mm asks the client ─────────────────────────────────────────────────
+/**
+ * Answers a request from mm: a call of a lent tool, found by its `method`; a permission; the list.
+ * Anything else (`fs/*`, `terminal/*`, other extensions) is not lent: `-32601`.
+ */
+function answerRequest(lending: Lending, method: string, params: unknown, signal: AbortSignal) {
+  const tool = lending.tools.find((lent) => lent.method === method);
+  if (tool) return callTool(lending.view, tool, params, signal);
+  if (method === "session/request_permission") return answerPermission(lending, params, signal);
+  if (method !== "_org.mini-me/tools/list") throw new RpcError(-32601, "Method not found");
+  lending.view.log?.(`list requested for session ${field(params, "sessionId") ?? "?"}`);
+  return { tools: describeTools(lending.tools) }; // "Mode request"
 }
-
-/** Runs the client; every failure is one `error: …` line, and no mm process outlives the run. */
-export async function main(argv: readonly string[]): Promise<number> {
-  const out = new Output();
-  let run: Run | undefined;
-  let code = 1;
-  let graceful = false; // the conversation ended: mm may exit in its own time
-  try {
-    const options = parseCommandLine(argv);
-    if (options.help || options.version) {
-      out.print(out.stdout, `${options.help ? USAGE : `host-info-client ${VERSION}`}\n`);
-      return 0;
-    }
-    const broken = checkTools(TOOLS); // after --help: a copier with a slip can still read it
-    if (broken) throw new ClientError(broken, 2);
-    out.quiet = !!options.quiet;
-    out.json = !!options.json;
-    const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
-    const { path, config } = readAgentFile(agent, options.agent !== undefined);
-    const warnings = agentFileWarnings(agent, config, !!options.request);
-    for (const warning of warnings) out.note(`[client] ${warning}`);
-    if (options.question === "-") options.question = await questionFromStdin(out);
-    run = new Run(options, out, path);
-    code = await converse(run);
-    graceful = true;
-  } catch (error) {
-    code = error instanceof ClientError ? error.exitCode : 1;
-    if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
-    const message = errorText(error);
-    if (message) out.note(`error: ${message}`);
-    if (error instanceof ClientError && error.usage) out.note(USAGE);
-    // A script is told why, even of a usage error: --json among the options, before any `--`.
-    if (asksForJson(argv)) out.json = true;
-    out.record({ error: { message: message || "interrupted", exitCode: code } });
-  }
-  out.waitFor(undefined);
-  // After a turn that ended, cancelled or not, or at the -i prompt: how to come back to it.
-  const resumable = code === 0 || ([124, 130, 143].includes(code) && run?.stage === "question");
-  if (resumable && run?.sessionId) out.log(`continue with: --resume ${run.sessionId}`);
-  if (run) await endMm(run, graceful);
-  const unlogged = run?.connection.unlogged();
-  if (unlogged) out.note(`[client] ${unlogged} more bad frames from mm were not logged`);
-  out.flush();
-  return code;
+/** The tools as mm reads them: in `initialize`, or in the answer to the list request. */
+export function describeTools(tools: readonly Tool[]): Omit<Tool, "call">[] {
+  return tools.map(({ call: _, ...description }) => description);
 }
-
-/** One run: mm, the connection, where the exchange stands; `failed` rejects to end it early. */
-class Run {
-  /** What mm has yet to do, if it exits: answer `asking`, end the turn, nothing (`-i` prompt). */
-  stage: "opening" | "turn" | "question" = "opening";
-  asking?: string;
-  sessionId?: string;
-  /** A cancelled turn: its exit code, the error the run ends with (`--turn-timeout`), its timer. */
-  cancelled?: { code: number; why?: string; stopTimer: () => void };
-  lastSignal?: number;
-  replaying = false; // a loaded session's past is shown, on stderr, dimmed
-  calls = new Map<string, Call>(); // the tool calls of this turn (or of a replay), by id
-  answer = ""; // this turn's answer text
-  refused = false; // a permission was refused in this turn
-  /** Whether the person at the terminal is asked about a permission (else the policy answers). */
-  readonly asks: boolean;
-  questions: Promise<unknown> = Promise.resolve(); // the permission questions, asked in turn
-  askingYou = false; // a permission question is open
-  cancelling = Promise.withResolvers<void>(); // settles when this turn is cancelled
-  readonly keyboard = new Keyboard();
-  closes = false; // mm advertises session/close
-  textBreak = false; // the next text starts a line: it follows a tool call or a block
-  readonly child: Deno.ChildProcess;
-  readonly connection: Connection;
-  readonly log: ReturnType<typeof forwardLog>;
-  fail!: (error: ClientError) => void;
-  readonly failed = new Promise<never>((_, reject) => this.fail = reject);
-  constructor(readonly options: Options, readonly out: Output, agentFile: string) {
-    const fromEnv = readEnv("MM_BIN") || undefined; // set but empty is unset
-    let namedBy = fromEnv ? "MM_BIN" : undefined;
-    if (options.mm) namedBy = "--mm";
-    this.child = startMm(options.mm ?? fromEnv ?? "mm", agentFile, namedBy);
-    const terminal = Deno.stdin.isTerminal() && out.stderr.terminal;
-    this.asks = terminal && !options.json && !options["no-ask"];
-    this.failed.catch(() => {}); // read where it matters, in ask()
-    this.connection = new Connection(this);
-    this.log = forwardLog(this.child, out);
-    out.onFailure = (e) =>
-      this.fail(new ClientError(`cannot write the conversation: ${errorText(e)}`));
-    this.child.status.then((status) => this.#exited(status));
-    Deno.addSignalListener("SIGINT", () => interrupt(this, "SIGINT"));
-    const windows = Deno.build.os === "windows"; // no SIGTERM there: Deno refuses the listener
-    if (!windows) Deno.addSignalListener("SIGTERM", () => interrupt(this, "SIGTERM"));
-  }
-  /** mm exited: once its last frames and log lines are read, the run ends, naming what mm left. */
-  async #exited({ code, signal }: Deno.CommandStatus): Promise<void> {
-    await Promise.race([Promise.all([this.connection.reading, this.log.ended]), delay(1000)]);
-    this.log.release(); // its last words before the client's line about its end
-    const how = signal ? `signal ${signal}` : `code ${code}`;
-    let before = "the next question";
-    if (this.stage === "opening") before = `answering ${this.asking}`;
-    if (this.stage === "turn") before = "the turn ended";
-    this.fail(new ClientError(`mm exited with ${how} before ${before}`));
-  }
-}
-
-/** Starts mm in its own process group: a Ctrl-C typed in the terminal reaches the client alone. */
-function startMm(mm: string, agentFile: string, namedBy?: string): Deno.ChildProcess {
-  const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
-  // `<mm> -acp -agent <file>`: the line to change if your mm starts another way.
-  const options = { args: ["-acp", "-agent", agentFile], detached: true, ...pipes };
-  const refused = `cannot start mm (${mm}): this run may not start it (add --allow-run)`;
-  if (!granted({ name: "run", command: mm })) throw new ClientError(refused, 127);
-  try {
-    return new Deno.Command(mm, options).spawn();
-  } catch (error) {
-    let reason = error instanceof Deno.errors.NotFound ? "not found" : errorText(error);
-    if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
-    // A name without a slash is looked for on PATH, as a shell does, not in this folder.
-    const here = !/[/\\]/.test(mm) && granted({ name: "read", path: mm });
-    if (reason === "not found" && here && attempt(() => Deno.statSync(mm).isFile, false)) {
-      reason = `not found on PATH (for the file in this folder: ./${mm})`;
-    }
-    const unreadable = !namedBy && !granted({ name: "env", variable: "MM_BIN" });
-    if (unreadable) reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
-    let next = "Install mini-me or set MM_BIN / --mm";
-    if (namedBy) next = `${namedBy} names it: check that path`;
-    throw new ClientError(`cannot start mm (${mm}): ${reason}. ${next}.`, 127);
-  }
-}
-/** mm's stderr, passed on byte for byte, whole lines as they come; `release()`: an unended one. */
-function forwardLog(child: Deno.ChildProcess, out: Output) {
-  const held: Uint8Array[] = []; // the start of a line mm has not ended yet
-  let size = 0;
-  const release = (...more: Uint8Array[]) => {
-    for (const part of [...held.splice(0), ...more]) out.put(out.stderr, part);
-    size = 0;
+/** One call: its line, its arguments checked, the tool; a throw is an error result. */
+function callTool(view: View, tool: Tool, params: unknown, signal: AbortSignal) {
+  const { args, sessionId } = readToolCall(params);
+  view.log?.(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
+  // Only `$/cancel_request` aborts the signal (mm's timeout, a cancelled turn): say it reached it.
+  signal.addEventListener("abort", () => view.log?.(`${tool.name} cancelled by mm`));
+  const failed = (text: string) => {
+    if (!signal.aborted) view.warn?.(text); // cancelled: mm has its -32800 already
+    return toolText(text, true);
   };
-  const read = async () => {
-    try {
-      for await (const chunk of child.stderr) {
-        const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
-        if (end > 0) release(chunk.subarray(0, end));
-        if (end < chunk.length) held.push(chunk.subarray(end));
-        size += chunk.length - end;
-        if (size > 64 * 1024) release(); // a line over 64 KiB goes in pieces: a flood is bounded
-      }
-    } catch { /* mm's stderr is gone: what was read is still shown */ }
-    release();
-  };
-  return { ended: read(), release }; // `ended`: once mm's stderr is closed and all shown
-}
-
-/** The whole conversation: `initialize`, a session, then one turn per question. */
-async function converse(run: Run): Promise<number> {
-  const { options, out } = run;
-  out.waitFor("mm");
-  const init = await ask(run, "initialize", initializeParams(!!options.request), options.seconds);
-  const version = JSON.stringify(field(init, "protocolVersion"));
-  const mismatch = `mm speaks ACP protocol version ${version}; this client speaks 1`;
-  if (version !== "1") throw new ClientError(mismatch);
-  const capabilities = field(init, "agentCapabilities");
-  run.closes = field(field(capabilities, "sessionCapabilities"), "close") != null;
-  if (options.sessions) return showSessions(run, await listSessions(run, capabilities));
-  if (options.continue) options.resume = latestSession(await listSessions(run, capabilities));
-  await openSession(run, capabilities);
-  out.waitFor(undefined); // the session is open: until a question, nothing to wait for
-  if (!options.interactive) return await turn(run, options.question ?? DEFAULT_QUESTION);
-  const questions = stdinLines(run.keyboard.chunks()); // shared with the permission questions
-  for (let question = options.question;; question = undefined) {
-    question ??= await nextQuestion(run, questions);
-    if (question === undefined) return 0; // end of input
-    const code = await turn(run, question);
-    if (run.cancelled?.code === 143) return code; // SIGTERM ends the client, Ctrl-C only the turn
-    run.cancelled = undefined;
-  }
-}
-/** The `initialize` params: the tool list (`meta`), or `true` (`request`; "Découverte"). */
-export function initializeParams(
-  request: boolean,
-): { clientCapabilities: Record<string, unknown>; [key: string]: unknown } {
-  const clientInfo = { name: "host-info-client", version: VERSION };
-  // Capabilities are a contract: no file system and no terminal, which this client lacks.
-  const fs = { readTextFile: false, writeTextFile: false };
-  const _meta = { "org.mini-me/tools": request ? true : TOOL_DESCRIPTIONS };
-  return { protocolVersion: 1, clientInfo, clientCapabilities: { fs, terminal: false, _meta } };
-}
-
-/** `--sessions`: mm's sessions, one per line: id, last update, title or folder. */
-function showSessions(run: Run, sessions: unknown[]): number {
-  run.out.record({ sessions });
-  if (sessions.length === 0) run.out.log("mm has no sessions");
-  for (const session of sessions) {
-    const [id, at, title, cwd] = fields(session, "sessionId", "updatedAt", "title", "cwd");
-    const line = `${id}  ${at ?? "-"}  ${title ?? cwd ?? "-"}`;
-    run.out.say(run.out.stdout.terminal ? fit(line) : line); // a long title is cut to the width
-  }
-  return 0;
-}
-/** `--continue`: the most recent of the sessions of the current folder. */
-function latestSession(sessions: unknown[]): string {
-  const updated = (s: unknown) => String(field(s, "updatedAt") ?? "");
-  const here = sessions.filter((s) => field(s, "cwd") === Deno.cwd());
-  const [latest] = here.sort((a, b) => updated(b).localeCompare(updated(a)));
-  if (!latest) throw new ClientError(`mm has no session in ${Deno.cwd()} to continue`);
-  return String(field(latest, "sessionId"));
-}
-/** mm's sessions (`session/list`, page after page, 100 at most); this folder's for `--continue`. */
-async function listSessions(run: Run, capabilities: unknown): Promise<unknown[]> {
-  if (field(field(capabilities, "sessionCapabilities"), "list") == null) {
-    throw new ClientError("mm cannot list its sessions (it does not advertise session/list)");
-  }
-  const sessions: unknown[] = [];
-  const cwd = run.options.continue ? Deno.cwd() : undefined;
-  let cursor: unknown;
-  for (let page = 0; page < 100 && (page === 0 || typeof cursor === "string"); page++) {
-    const answer = await ask(run, "session/list", { cwd, cursor }, run.options.seconds);
-    sessions.push(...list(field(answer, "sessions")));
-    cursor = field(answer, "nextCursor");
-  }
-  return sessions;
-}
-/** Opens the session: `session/new`, or for `--resume` `session/resume`, else `session/load`. */
-async function openSession(run: Run, capabilities: unknown): Promise<void> {
-  const { options } = run;
-  const params = { sessionId: options.resume, cwd: Deno.cwd(), mcpServers: [] };
-  const opened = `discovery: ${options.request ? "request" : "meta"}, session`;
-  if (options.resume === undefined) {
-    const session = await ask(run, "session/new", params, options.seconds);
-    run.sessionId = String(field(session, "sessionId"));
-    return run.out.log(`${opened} ${run.sessionId}`);
-  }
-  const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
-  const neither = "mm can neither resume nor load sessions; --resume needs one of them";
-  if (!resumes && field(capabilities, "loadSession") !== true) throw new ClientError(neither);
-  run.sessionId = options.resume;
-  run.replaying = !resumes;
-  await ask(run, resumes ? "session/resume" : "session/load", params, options.seconds);
-  run.replaying = false;
-  run.out.log(`${opened} ${run.sessionId} (${resumes ? "resumed" : "loaded"})`);
-}
-
-/** One prompt turn: the question, mm's updates as they come, and its stop reason. */
-async function turn(run: Run, question: string): Promise<number> {
-  const { out } = run;
-  out.say(`❓ ${question}`);
-  run.stage = "turn";
-  run.refused = false;
-  run.cancelling = Promise.withResolvers();
-  run.answer = "";
-  run.calls = new Map(); // a call of an earlier turn is not this turn's to wait for
-  out.waitFor("the model");
-  const params = { sessionId: run.sessionId, prompt: [{ type: "text", text: question }] };
-  const stopWatching = watchSilence(run);
-  const answer = await ask(run, "session/prompt", params).finally(stopWatching);
-  run.cancelled?.stopTimer();
-  run.stage = "question";
-  out.waitFor(undefined);
-  const stopReason = String(field(answer, "stopReason"));
-  if (!out.quiet) out.say(`[${stopReason}]`);
-  else if (out.stdout.open) out.print(out.stdout, "\n");
-  out.record({ result: { stopReason, sessionId: run.sessionId, text: run.answer } });
-  if (run.cancelled?.why) throw new ClientError(run.cancelled.why, run.cancelled.code);
-  if (run.cancelled) return run.cancelled.code;
-  if (stopReason === "refusal") return 1;
-  if (stopReason !== "cancelled") return 0;
-  const why = run.refused ? " after a refused permission" : "";
-  out.note(`[client] mm ended the turn as cancelled; the client did not ask${why}`);
-  return 130;
-}
-/** Sends a request and waits for its answer, unless the run fails or the timeout passes first. */
-async function ask(run: Run, method: string, params: object, seconds = Infinity): Promise<unknown> {
-  if (run.stage === "opening") run.asking = method;
-  const timer = Promise.withResolvers<never>();
-  const late = new ClientError(`mm did not answer ${method} within ${seconds} s`);
-  const stopTimer = after(seconds * 1000, () => timer.reject(late));
+  const given = isObject(args) ? args : {};
+  const mismatch = checkArguments(tool, given);
+  if (mismatch) return failed(mismatch);
+  const threw = (error: unknown) => failed(`${tool.name} failed: ${errorText(error)}`);
   try {
-    return await Promise.race([run.connection.request(method, params), run.failed, timer.promise]);
+    const result = tool.call(given, signal);
+    return result instanceof Promise ? result.catch(threw) : result;
   } catch (error) {
-    if (error instanceof RpcError) throw new ClientError(`mm refused ${method}: ${error.message}`);
-    throw error;
-  } finally {
-    stopTimer();
+    return threw(error);
   }
 }
-
-/** Why the terminal cannot be read any more, most often, and what to do. */
-const LOST_TERMINAL = "most likely the shell took it back when npm's Node wrapper around deno " +
-  'ended at Ctrl-C; put the real deno binary first on PATH (the README\'s "Two commands" says how)';
-/** The lines of stdin, for `-i` and `-`; a line over the limit, or a failed read, is an error. */
-async function* stdinLines(chunks: AsyncIterable<Uint8Array> = Deno.stdin.readable) {
-  const reader = new LineReader();
-  try {
-    for await (const chunk of chunks) yield* reader.push(chunk);
-  } catch (error) {
-    if (error instanceof LineTooLongError) throw new ClientError(`stdin has ${error.message}`, 2);
-    const reason = errorText(error).replace(/ \(os error \d+\)$/, ""); // the system's words
-    if (!Deno.stdin.isTerminal()) throw new ClientError(`cannot read stdin: ${reason}`);
-    // The program the shell started, a wrapper around deno (npm's bin.cjs, a Node process), ended
-    // at Ctrl-C and the shell took the terminal back; the client, in the background, reads EIO.
-    throw new ClientError(`cannot read the terminal any more (stdin: ${reason}): ${LOST_TERMINAL}`);
-  }
-  const last = reader.flush();
-  if (last !== undefined) yield last;
+/** A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête". */
+export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
+  if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
+  const { _meta, ...args } = params;
+  const sessionId = field(_meta, "org.mini-me/sessionId");
+  return { args, sessionId: typeof sessionId === "string" ? sessionId : "?" };
 }
 /**
- * stdin, read by one reader for `-i`'s questions and a permission's keys: a chunk read for a
- * permission question that ended meanwhile (the turn was cancelled) goes to the next reader.
+ * A call's arguments against its tool's `inputSchema`: `required`, each `type` and `enum`. mm
+ * checks only `required`, and hides `enum` from the model (acp-client-tools.md, "Le schéma tel que
+ * le voit le modèle"): a model may send anything else. The mismatch, in words it can act on.
  */
-class Keyboard {
-  #reader?: ReadableStreamDefaultReader<Uint8Array>;
-  #read?: Promise<ReadableStreamReadResult<Uint8Array>>; // asked for, and not taken yet
-  /** The next chunk of stdin, or `undefined` when `stop` settles first (the chunk is kept). */
-  async next(stop: Promise<unknown> = new Promise(() => {})) {
-    this.#reader ??= Deno.stdin.readable.getReader();
-    this.#read ??= this.#reader.read();
-    const read = await Promise.race([this.#read, stop.then(() => undefined)]);
-    if (read) this.#read = undefined;
-    return read;
+export function checkArguments(
+  tool: Pick<Tool, "name" | "inputSchema">,
+  args: Record<string, unknown>,
+): string | undefined {
+  const properties = field(tool.inputSchema, "properties");
+  for (const name of list(field(tool.inputSchema, "required"))) {
+    if (typeof name !== "string" || Object.hasOwn(args, name)) continue;
+    const choices = list(field(field(properties, name), "enum"));
+    const hint = choices.length > 0 ? ` (one of ${choices.join(", ")})` : "";
+    return `${tool.name}: missing parameter ${JSON.stringify(name)}${hint}`;
   }
-  /** Every chunk, to the end of stdin. */
-  async *chunks(): AsyncGenerator<Uint8Array> {
-    for (let read = await this.next(); read && !read.done; read = await this.next()) {
-      yield read.value;
-    }
+  for (const [name, value] of Object.entries(args)) {
+    const problem = valueProblem(field(properties, name), value);
+    if (problem) return `${tool.name}: ${JSON.stringify(name)} must be ${problem}`;
   }
+  return undefined;
 }
-/** `-`: the question is all of stdin (at a terminal, after a hint); empty: the default one. */
-async function questionFromStdin(out: Output): Promise<string> {
-  const hint = "[client] reading the question from stdin; end it with Ctrl-D";
-  if (Deno.stdin.isTerminal()) out.note(hint);
-  return (await Array.fromAsync(stdinLines())).join("\n").trim() || DEFAULT_QUESTION;
-}
-/**
- * Ends the run if the client is no longer in the terminal's foreground while it waits for the
- * person (until `until` settles): the program the shell started around deno (npm's Node wrapper)
- * ended at Ctrl-C, and the shell took the terminal back. A read that began before cannot tell: it
- * would wait on, racing the shell for what the person types. `ps` says it (`+` in its state).
- */
-function watchForeground(run: Run, until: Promise<unknown>): void {
-  if (!granted({ name: "run", command: "ps" })) return;
-  let waiting = true;
-  const stopWaiting = () => {
-    waiting = false;
-  };
-  until.then(stopWaiting, stopWaiting);
-  const ps = new Deno.Command("ps", { args: ["-o", "stat=", "-p", `${Deno.pid}`], stderr: "null" });
-  const lost = "the shell has it back";
-  const check = async () => {
-    if (!waiting) return;
-    const output = await attempt(() => ps.output(), undefined)?.catch(() => undefined);
-    if (!output?.success || !waiting) return; // no ps here: nothing to go by
-    if (new TextDecoder().decode(output.stdout).includes("+")) return after(FOREGROUND_MS, check);
-    run.fail(new ClientError(`cannot read the terminal any more (${lost}): ${LOST_TERMINAL}`));
-  };
-  after(FOREGROUND_MS, check);
-}
-/** How often the client makes sure it has the terminal while it waits for the person. */
-const FOREGROUND_MS = 300;
-/** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
-async function nextQuestion(run: Run, lines: AsyncGenerator<string>): Promise<string | undefined> {
-  const atTerminal = Deno.stdin.isTerminal();
-  for (;;) {
-    if (atTerminal) run.out.print(run.out.stderr, "> ");
-    const answered = Promise.withResolvers<void>();
-    if (atTerminal) watchForeground(run, answered.promise);
-    const next = await Promise.race([lines.next(), run.failed]).finally(answered.resolve);
-    run.out.stderr.open = false; // the person's Enter ended the prompt's line
-    if (next.done && atTerminal) run.out.print(run.out.stderr, "\n"); // Ctrl-D did not
-    if (next.done || next.value.trim()) return next.value?.trim();
+/** What one property's schema says against `value` (`a string, not 5`), if anything. */
+function valueProblem(schema: unknown, value: unknown): string | undefined {
+  const declared = field(schema, "type");
+  const types = (Array.isArray(declared) ? declared : [declared]).map((type) => TYPES.get(type));
+  // A type this check does not know, or none, is left to the tool.
+  if (types.every((type) => type !== undefined) && !types.some((type) => type.test(value))) {
+    return `${types.map((type) => type.words).join(" or ")}, not ${preview(value)}`;
   }
+  const choices = field(schema, "enum");
+  if (!Array.isArray(choices) || choices.includes(value)) return undefined;
+  const text = JSON.stringify(value); // an object or an array is the same if its JSON is
+  if (choices.some((choice) => JSON.stringify(choice) === text)) return undefined;
+  return `one of ${choices.join(", ")}, not ${preview(value)}`;
 }
+/** JSON Schema's primitive types: how an error names each, and how a value is checked. */
+const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolean }>([
+  ["string", { words: "a string", test: (value) => typeof value === "string" }],
+  ["number", { words: "a number", test: (value) => typeof value === "number" }],
+  ["integer", { words: "an integer", test: (value) => Number.isInteger(value) }],
+  ["boolean", { words: "a boolean", test: (value) => typeof value === "boolean" }],
+  ["array", { words: "an array", test: (value) => Array.isArray(value) }],
+  ["object", { words: "an object", test: (value) => isObject(value) }],
+  ["null", { words: "null", test: (value) => value === null }],
+]);
+const preview = (value: unknown) => JSON.stringify(value).slice(0, 40);
 
-// ─── 4. What the user sees ───────────────────────────────────────────────────
-/** A notification from mm: a `session/update` is shown; the others are not for the user. */
-function notified(run: Run, method: string, params: unknown): void {
-  if (method !== "session/update") return;
-  run.out.record(params);
-  showUpdate(run, field(params, "update"));
-  // A replay, a cancel or a permission question: waited for already.
-  if (run.stage !== "turn" || run.cancelled || run.askingYou) return;
-  const running = [...run.calls.values()].findLast((call) => !call.done);
-  run.out.waitFor(running?.title ?? "the model");
-}
-/** Shows one `session/update`: a `case` per kind the user sees; a replay goes to stderr, dimmed. */
-function showUpdate(run: Run, update: unknown): void {
-  const { out, options } = run;
-  const [kind, content] = fields(update, "sessionUpdate", "content");
-  const to = run.replaying ? out.stderr : out.stdout;
-  const style = run.replaying ? DIM : undefined;
-  switch (kind) {
-    case "agent_message_chunk": { // the answer as it streams; a replayed one is not this turn's
-      const text = blockText(content);
-      const isText = field(content, "type") === "text";
-      if (text === "" || (out.quiet && run.replaying)) return; // "": a chunk of only _meta
-      if (out.quiet && !isText) return; // stdout is the answer text alone, as --json's text
-      if (isText) run.answer += text; // a replay's comes before the turn, which starts afresh
-      if (run.textBreak && to.open && !out.quiet) out.print(to, "\n"); // on a line of its own
-      run.textBreak = !isText;
-      if (isText) return out.print(to, text, style);
-      return out.line(to, text, style);
-    }
-    case "agent_thought_chunk":
-      if (!options.verbose) return;
-      if (field(content, "type") === "text") return out.print(out.stderr, blockText(content), DIM);
-      return out.note(blockText(content), DIM);
-    case "user_message_chunk":
-      if (run.replaying && !out.quiet) out.note(`❓ ${blockText(content)}`, DIM);
-      return;
-    case "tool_call":
-    case "tool_call_update":
-      return showToolCall(run, update, to, style);
-    default: // a kind this client does not know shows nothing
-      if (!options.verbose || !isObject(update) || !Object.hasOwn(DETAILS, String(kind))) return;
-      for (const line of DETAILS[String(kind)](update)) out.note(line, DIM);
-  }
-}
-/** What `--verbose` shows of the updates that are not the conversation: plans, usage, settings. */
-const DETAILS: Record<string, (update: Record<string, unknown>) => string[]> = {
-  plan: ({ entries }) => [
-    "plan:",
-    ...list(entries).map((e) => `  [${field(e, "status")}] ${field(e, "content")}`),
-  ],
-  usage_update: ({ used, size, cost }) => {
-    const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
-    return [`usage: ${used} of ${size} tokens${paid}`];
-  },
-  available_commands_update: ({ availableCommands }) => [
-    `commands: ${list(availableCommands).map((c) => `/${field(c, "name")}`).join(", ")}`,
-  ],
-  current_mode_update: ({ currentModeId }) => [`mode: ${currentModeId}`],
-  session_info_update: ({ title }) => typeof title === "string" ? [`title: ${title}`] : [],
-  config_option_update: ({ configOptions }) =>
-    list(configOptions).map((o) => `config: ${field(o, "id")} = ${field(o, "currentValue")}`),
+// ─── The permission decision ─────────────────────────────────────────────────
+/** A `session/request_permission`: the call's title and kind, the call as sent, mm's options. */
+export type PermissionRequest = {
+  title?: string;
+  kind?: string;
+  toolCall: Record<string, unknown>;
+  options: Record<string, unknown>[];
 };
-
-/** A tool call as shown so far; `refused`: its permission was, and that is its end as shown. */
-type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean; refused?: true };
-/** A tool call or its update: its title, its state, the content lines not shown yet. */
-function showToolCall(run: Run, update: unknown, to: Stream, style?: number): void {
-  const call = seeCall(run, update, to, style);
-  const [status, content, raw] = fields(update, "status", "content", "rawOutput");
-  if (status === "completed" || status === "failed") call.done = true;
-  if (raw !== undefined) call.rawOutput = raw;
-  if (run.out.quiet) return;
-  const failed = status === "failed" && !call.refused; // refused: said so already
-  if (failed) run.out.line(to, `✖ ${call.title} failed`, style ?? RED);
-  let lines = Array.isArray(content) ? content.flatMap(contentLines) : call.lines;
-  if (call.done && lines.length === 0) lines = rawOutputLines(call.rawOutput);
-  for (const line of unshown(call.lines, lines)) run.out.line(to, `│ ${line}`, style);
-  call.lines = lines;
+/** What the client does about a permission: allow it, refuse it, or ask the person. */
+export type Decision = "allow" | "refuse" | "ask";
+/**
+ * The permission policy, the one place that decides: the call of a tool the client lends (its
+ * title exactly `client: <name>`, "Avant la requête") is allowed; anything else is put to the
+ * person, and refused where nobody can be asked. A shell command titled `client: …` is not a tool.
+ */
+export function decide(request: PermissionRequest, tools: readonly Tool[]): Decision {
+  if (tools.some((tool) => request.title === `client: ${tool.name}`)) return "allow";
+  return "ask";
 }
-/** A finished call's `rawOutput` (if any) as lines, 20 at most: a string as text, else as JSON. */
-function rawOutputLines(raw: unknown): string[] {
-  if (raw === undefined) return [];
-  const all = textLines(typeof raw === "string" ? raw : JSON.stringify(raw));
-  return all.length <= 20 ? all : [...all.slice(0, 20), `… (${all.length - 20} more lines)`];
+/** The answer to `session/request_permission`. */
+export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId: string };
+/**
+ * Picks among mm's options: `allow_once`, else `allow_always` to allow; `reject_once`, else
+ * `reject_always` to refuse; else `cancelled`. Never an `optionId` mm did not offer.
+ */
+export function choosePermission(options: unknown, allow: boolean): Outcome {
+  const offered = list(options).filter(isObject);
+  const kinds = ["reject_once", "reject_always"];
+  if (allow) kinds.unshift("allow_once", "allow_always");
+  for (const kind of kinds) {
+    const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
+    if (option) return { outcome: "selected", optionId: String(option.optionId) };
+  }
+  return { outcome: "cancelled" };
 }
 /**
- * Of a call's content, the lines not shown yet. ACP: an update's `content` replaces the call's: one
- * that extends what was shown adds its new part (a last line that grew, again whole), else all.
+ * Answers a permission as {@linkcode decide} says. "ask" goes to the asker (none, or nothing mm
+ * offers to allow: refused), one question at a time, in order, each answer said before the next
+ * question. Once the turn is cancelled, every answer is `cancelled`.
  */
-function unshown(shown: string[], lines: string[]): string[] {
-  const last = shown.length - 1;
-  const grew = (line: string, i: number) => i === last && lines[i]?.startsWith(line);
-  if (!shown.every((line, i) => lines[i] === line || grew(line, i))) return lines; // a replacement
-  return lines.slice(lines[last] === shown[last] ? last + 1 : last);
-}
-/** The call an update or a permission is about: shown when first seen, and when renamed. */
-function seeCall(run: Run, toolCall: unknown, to: Stream, style?: number): Call {
-  const id = String(field(toolCall, "toolCallId") ?? "");
-  const title = field(toolCall, "title");
-  const known = run.calls.get(id);
-  const call: Call = known ?? { title: typeof title === "string" ? title : id, lines: [] };
-  let shown = known ? undefined : `🛠️ ${call.title}`;
-  if (typeof title === "string" && title !== call.title) {
-    shown = `🛠️ ${call.title} → ${title}`;
-    call.title = title;
+function answerPermission(lending: Lending, params: unknown, signal: AbortSignal) {
+  const { view, asker, turn } = lending;
+  const toolCall = field(params, "toolCall");
+  const [title, kind] = fields(toolCall, "title", "kind").map((v) =>
+    typeof v === "string" ? v : undefined
+  );
+  const options = list(field(params, "options")).filter(isObject);
+  const request = { title, kind, toolCall: isObject(toolCall) ? toolCall : {}, options };
+  turn?.see(request.toolCall);
+  view.permissionRequested?.(request);
+  if (turn?.cancelled) return answered(lending, request, CANCELLED, TURN_CANCELLED);
+  const decision = decide(request, lending.tools);
+  if (decision !== "ask" || !asker || !allows(options, choosePermission(options, true))) {
+    return answered(lending, request, choosePermission(options, decision === "allow"));
   }
-  run.calls.set(id, call);
-  run.textBreak = true;
-  if (shown && !run.out.quiet) run.out.line(to, shown, style);
-  return call;
+  const asked = lending.questions.then(() => ask(lending, asker, request, signal));
+  lending.questions = asked.catch(() => {});
+  return asked;
 }
-/** An item of a tool call's content as lines: text, a diff's size, a terminal, another block. */
-function contentLines(item: unknown): string[] {
-  const type = field(item, "type");
-  if (type === "diff") return [`diff ${field(item, "path")} (${diffSize(item)} lines)`];
-  if (type === "terminal") return [`[terminal ${field(item, "terminalId")}]`];
-  return textLines(blockText(type === "content" ? field(item, "content") : item));
+/** Puts a permission to the asker, unless the question no longer stands; a throw ends the lending. */
+async function ask(
+  lending: Lending,
+  asker: Asker,
+  request: PermissionRequest,
+  signal: AbortSignal,
+) {
+  const { turn } = lending;
+  const stop = turn ? AbortSignal.any([signal, turn.stopped.signal]) : signal; // withdrawn, cancelled
+  if (turn) turn.asking = !stop.aborted;
+  let outcome: Outcome | undefined;
+  if (!stop.aborted) {
+    lending.view.waiting?.("you");
+    outcome = await asker(request, stop).catch((error) => {
+      lending.fail(error); // the asker cannot go on: nor can the lending
+      throw error;
+    });
+  }
+  if (turn) turn.asking = false; // answered (or not): whatever mm does next, not waiting for you
+  if (turn?.cancelled) return answered(lending, request, CANCELLED, TURN_CANCELLED);
+  if (signal.aborted) { // withdrawn by mm: nobody refused it
+    turn?.waitOn();
+    return { outcome: CANCELLED };
+  }
+  if (outcome) return answered(lending, request, outcome, " (asked)");
+  return answered(lending, request, choosePermission(request.options, false), " (nobody answers)");
 }
-/** A diff's size, `+2 −1`: the lines of `newText` not matched by one of `oldText` are added. */
-function diffSize(diff: unknown): string {
-  const [before, after] = fields(diff, "oldText", "newText").map((t) => textLines(`${t ?? ""}`));
-  const surplus = new Map<string, number>(); // of each line, how many more `before` has
-  for (const line of before) surplus.set(line, (surplus.get(line) ?? 0) + 1);
-  for (const line of after) surplus.set(line, (surplus.get(line) ?? 0) - 1);
-  const kept = before.length - [...surplus.values()].reduce((sum, n) => sum + Math.max(n, 0), 0);
-  return `+${after.length - kept} −${before.length - kept}`;
+const CANCELLED: Outcome = { outcome: "cancelled" };
+/** How the log says a permission was answered `cancelled` because the turn was. */
+const TURN_CANCELLED = " (the turn is cancelled)";
+/** Whether `outcome` picks an option that allows (`cancelled` picks none, not even one without id). */
+const allows = (options: Record<string, unknown>[], outcome: Outcome) =>
+  "optionId" in outcome &&
+  String(options.find((o) => o.optionId === outcome.optionId)?.kind).startsWith("allow");
+/** Logs the answer to a permission and tells the view; returns what mm is sent. */
+function answered(lending: Lending, request: PermissionRequest, outcome: Outcome, how = "") {
+  const allowed = allows(request.options, outcome);
+  const said = allowed ? "allowed" : "refused";
+  lending.view.log?.(`permission for ${JSON.stringify(request.title ?? "")}: ${said}${how}`);
+  if (!allowed) lending.turn?.refuse(request.toolCall);
+  lending.view.permissionAnswered?.(request, allowed);
+  lending.turn?.waitOn();
+  return { outcome };
 }
-/** A text's lines at `\n` or `\r\n`; a last line end adds no line, and "" has none. */
-function textLines(text: string): string[] {
-  return text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
-}
-/** A content block as text: its text, or `[<type>]` for any other kind. */
-function blockText(block: unknown): string {
-  const [type, text] = fields(block, "type", "text");
-  if (type === "text" && typeof text === "string") return text;
-  return `[${typeof type === "string" ? type : "unknown"}]`;
+
+// ─── One session, from spawn to end: lend() ──────────────────────────────────
+/** What {@linkcode lend} runs: which mm, the tools, the questions; who shows it and who decides. */
+export type LendOptions = {
+  /** The mm to start (default `mm -acp -agent agent.yaml`), in the session's folder `cwd`. */
+  mm?: { command?: string; args?: string[]; cwd?: string };
+  /** The tools (default `TOOLS`), listed in `initialize` (`meta`) or when mm asks (`request`). */
+  tools?: readonly Tool[];
+  discovery?: "meta" | "request";
+  /** One turn each, in one session: a text, a list, or an async iterable (read as it comes). */
+  questions: string | Iterable<string> | AsyncIterable<string>;
+  /** What to show (none: nothing); who answers when `decide()` says "ask" (none: refused). */
+  view?: View;
+  asker?: Asker;
+  /** Aborted: the turn under way is cancelled, then the lending ends, rejecting with its reason. */
+  signal?: AbortSignal;
+  /** Seconds mm has to answer `initialize` and open the session (30); to be silent in a turn. */
+  timeout?: number;
+  turnTimeout?: number;
+  /** A session to continue: its id, or one chosen among mm's (of `cwd`); none chosen: no turn. */
+  resume?: string | {
+    cwd?: string;
+    choose(sessions: Record<string, unknown>[]): string | undefined;
+  };
+};
+/** What a lending shows: optional callbacks, none of which changes what mm is answered. */
+export type View = {
+  /** A line on what the client does (a call, a permission), or on a fault it goes on after. */
+  log?(line: string): void;
+  warn?(line: string): void;
+  /** mm's own log (its stderr) as it comes; each JSON-RPC line, as written (`sent`) or read. */
+  mmLog?(chunk: Uint8Array): void;
+  frame?(line: string, sent: boolean): void;
+  /** What the client waits for: `mm`, `the model`, a call's title, `you`; `undefined`: nothing. */
+  waiting?(what: string | undefined): void;
+  /** The session is open; a turn starts; a turn ends. */
+  opened?(sessionId: string): void;
+  turnStarted?(turn: Turn): void;
+  turnEnded?(result: TurnResult): void;
+  /** A `session/update` as mm sent it; `replay`: the past of a session being loaded. */
+  update?(notification: unknown, replay: boolean): void;
+  /** A request of mm's with the answer; a permission asked, and answered (unless withdrawn). */
+  answered?(method: string, params: unknown, answer: object): void;
+  permissionRequested?(request: PermissionRequest): void;
+  permissionAnswered?(request: PermissionRequest, allowed: boolean): void;
+};
+/**
+ * Answers what {@linkcode decide} puts to a person: an `Outcome`, or `undefined` if nobody can
+ * answer (refused). `signal` aborts when the question no longer stands: mm withdrew it, or the
+ * turn is cancelled. A throw ends the lending.
+ */
+export type Asker = (
+  request: PermissionRequest,
+  signal: AbortSignal,
+) => Promise<Outcome | undefined>;
+/** A turn under way. `cancel()`: mm ends it `cancelled`, or is killed after 5 s or a second cancel. */
+export type Turn = {
+  readonly question: string;
+  readonly cancelled: boolean;
+  cancel(reason?: unknown): void;
+};
+/** A turn that ended: its stop reason, its answer, whether the client cancelled it, a refusal. */
+export type TurnResult = {
+  question: string;
+  stopReason: string;
+  text: string;
+  cancelled: boolean;
+  refused: boolean;
+};
+/** What a lending did: its session, and each turn. */
+export type Lent = { sessionId?: string; turns: TurnResult[] };
+/** An error that ends a lending: its message (empty for an interrupt), and a command's exit code. */
+export class ClientError extends Error {
+  /** An error, and the exit code a command ends with for it. */
+  constructor(message: string, readonly exitCode = 1, options?: ErrorOptions) {
+    super(message, options);
+  }
 }
 
 /**
- * Puts a permission to the person at the terminal: what the call would do, then mm's options, each
- * with its key. One key answers; Enter is the safe choice. `undefined`: the turn was cancelled, or
- * mm withdrew the request, before an answer.
+ * Lends tools to mm for one session: starts mm in its own process group, `initialize`, opens a
+ * session, asks each question in a turn while it answers mm's requests, closes the session and
+ * ends mm, group and all, whatever the way out. Resolves to what happened; rejects with a
+ * {@linkcode ClientError}, or with the signal's reason (mm was killed, if it had to be).
  */
-async function askPerson(run: Run, toolCall: unknown, keys: KeyedOption[], signal: AbortSignal) {
-  if (run.cancelled || signal.aborted) return undefined;
-  const { out } = run;
-  const withdrawn = new Promise<void>((done) => signal.addEventListener("abort", () => done()));
-  const stop = Promise.race([run.cancelling.promise, withdrawn, run.failed.catch(() => {})]);
-  watchForeground(run, stop);
-  const safe = keys.find(({ key }) => key === "r") ?? keys.find(({ key }) => key === "R");
-  const named = (keyed?: KeyedOption) => String(keyed?.option.name ?? keyed?.option.kind);
-  const choices = keys.map((keyed) => `[${keyed.key}] ${named(keyed)}`).join("  ");
-  for (const line of whatItWouldDo(toolCall)) out.note(`   ${line}`); // whole: nothing hidden
-  out.note(`   ${choices}  (Enter: ${safe ? named(safe) : "cancel"})`);
-  run.askingYou = true;
-  out.waitFor("you");
+export async function lend(options: LendOptions): Promise<Lent> {
+  options.signal?.throwIfAborted();
+  const lending = new Lending(options);
+  let lent: Lent;
   try {
-    const key = await readKey(run, keys.map((keyed) => keyed.key), stop);
-    if (key === undefined) return undefined;
-    const picked = keys.find((keyed) => keyed.key === key) ?? safe; // Enter: the safe one
-    if (!picked) return { outcome: "cancelled" } as const;
-    return { outcome: "selected", optionId: String(picked.option.optionId) } as const;
-  } finally {
-    run.askingYou = false;
+    lent = await lending.converse();
+  } catch (error) {
+    await lending.end(false);
+    throw error;
   }
+  await lending.end(true);
+  options.signal?.throwIfAborted(); // the turn cancelled and the session ended, as asked
+  return lent;
 }
-/** What a call asked about would do: its kind, its command or input, its diffs, its places. */
-function whatItWouldDo(toolCall: unknown): string[] {
-  const [kind, input] = fields(toolCall, "kind", "rawInput");
-  const lines = [`kind: ${typeof kind === "string" ? kind : "other"}`];
-  const command = field(input, "command");
-  if (typeof command === "string") lines.push(`command: ${command}`);
-  else if (isObject(input) && Object.keys(input).length > 0) {
-    lines.push(`input: ${JSON.stringify(input)}`);
-  }
-  const diffs = list(field(toolCall, "content")).filter((item) => field(item, "type") === "diff");
-  lines.push(...diffs.flatMap(contentLines));
-  for (const place of list(field(toolCall, "locations"))) {
-    const line = field(place, "line");
-    lines.push(`location: ${field(place, "path")}${typeof line === "number" ? `:${line}` : ""}`);
-  }
-  return lines;
-}
-/** A key this soon after the question showed was typed before it: not an answer. */
-const TYPED_AHEAD_MS = 250;
-/** One of `keys` or Enter (`\r`), read in raw mode; `undefined` when `stop` comes first. */
-async function readKey(run: Run, keys: string[], stop: Promise<unknown>) {
-  const shown = performance.now();
-  // cbreak: Ctrl-C is still SIGINT, which cancels the turn. Windows has no cbreak: Ctrl-C is a key.
-  const windows = Deno.build.os === "windows";
-  Deno.stdin.setRaw(true, { cbreak: !windows });
-  try {
-    for (;;) {
-      const read = await run.keyboard.next(stop);
-      if (read === undefined) return undefined;
-      if (read.done) return "\r"; // the end of input: the safe choice
-      const key = new TextDecoder().decode(read.value);
-      if (key === "\x03") interrupt(run, "SIGINT");
-      const typedAhead = performance.now() - shown < TYPED_AHEAD_MS;
-      if (!typedAhead && (key === "\r" || key === "\n" || keys.includes(key))) return key;
-    }
-  } finally {
-    Deno.stdin.setRaw(false);
-  }
-}
-
-// ─── 5. Interrupts and the end ───────────────────────────────────────────────
-/** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
-const SAME_KEYPRESS_MS = 300;
 /** How long mm gets to end a turn after `session/cancel`, and to exit once its stdin is closed. */
 const CANCEL_GRACE_MS = 5000;
 const EXIT_GRACE_MS = 2000;
+
+/** One lending: mm, the connection to it, where the exchange stands, the turn under way. */
+class Lending {
+  readonly tools: readonly Tool[];
+  readonly view: View;
+  readonly asker?: Asker;
+  readonly child: Deno.ChildProcess;
+  readonly connection: Connection;
+  readonly stderr: Promise<void>; // mm's log, read to its end
+  fail!: (error: unknown) => void;
+  readonly failed = new Promise<never>((_, reject) => this.fail = reject);
+  before = "answering initialize"; // what mm has yet to do, said if it exits first
+  sessionId?: string;
+  closes = false; // mm advertises session/close
+  replaying = false; // mm replays the past of the session it loads
+  turn?: TurnState;
+  questions: Promise<unknown> = Promise.resolve(); // the permissions put to the asker, in turn
+  constructor(readonly options: LendOptions) {
+    this.tools = options.tools ?? TOOLS;
+    const broken = checkTools(this.tools);
+    if (broken) throw new ClientError(broken, 2);
+    this.view = options.view ?? {};
+    this.asker = options.asker;
+    this.child = startMm(options.mm ?? {});
+    this.failed.catch(() => {}); // read where it matters, in request()
+    const { stdout, stdin, stderr, status } = this.child;
+    this.connection = new Connection({ readable: stdout, writable: stdin }, {
+      request: (method, params, signal) => answerRequest(this, method, params, signal),
+      notification: (method, params) => this.notified(method, params),
+      view: this.view, // sees the frames, and the answers to mm's requests
+      // A write fails once mm has exited: then its exit is what ends the lending.
+      fail: async (error, writing) => {
+        if (!writing || !await within(EXIT_GRACE_MS, status)) this.fail(error);
+      },
+    });
+    this.stderr = forward(stderr, (chunk) => this.view.mmLog?.(chunk));
+    status.then((exit) => this.exited(exit));
+    options.signal?.addEventListener("abort", () => {
+      const turn = this.turn;
+      if (turn && !turn.cancelled) turn.cancel(options.signal?.reason); // the lending ends after it
+      else this.kill(options.signal?.reason);
+    });
+  }
+  /** `initialize`, the session, then one turn per question. */
+  async converse(): Promise<Lent> {
+    const { options, view } = this;
+    const seconds = options.timeout ?? 30;
+    view.waiting?.("mm");
+    const params = initializeParams(options.discovery ?? "meta", this.tools);
+    const init = await this.request("initialize", params, seconds);
+    const version = JSON.stringify(field(init, "protocolVersion"));
+    const mismatch = `mm speaks ACP protocol version ${version}; this client speaks 1`;
+    if (version !== "1") throw new ClientError(mismatch);
+    const capabilities = field(init, "agentCapabilities");
+    const sessions = field(capabilities, "sessionCapabilities");
+    this.closes = field(sessions, "close") != null;
+    let resume = options.resume;
+    if (typeof resume === "object") {
+      const none = "mm cannot list its sessions (it does not advertise session/list)";
+      if (field(sessions, "list") == null) throw new ClientError(none);
+      resume = resume.choose(await this.listSessions(seconds, resume.cwd));
+      if (resume === undefined) return { turns: [] };
+    }
+    const sessionId = await this.open(capabilities, seconds, resume);
+    this.before = "the next question";
+    view.opened?.(sessionId);
+    view.waiting?.(undefined);
+    const turns: TurnResult[] = [];
+    const questions = iterate(options.questions);
+    while (!options.signal?.aborted) {
+      const next = await Promise.race([questions.next(), this.failed]);
+      if (next.done) break;
+      turns.push(await this.prompt(sessionId, next.value));
+    }
+    return { sessionId, turns };
+  }
+  /** mm's sessions (`session/list`, page after page, 100 at most); of `cwd` alone, if given. */
+  async listSessions(seconds: number, cwd?: string): Promise<Record<string, unknown>[]> {
+    const found: Record<string, unknown>[] = [];
+    let cursor: unknown;
+    for (let page = 0; page < 100 && (page === 0 || typeof cursor === "string"); page++) {
+      const answer = await this.request("session/list", { cwd, cursor }, seconds);
+      found.push(...list(field(answer, "sessions")).filter(isObject));
+      cursor = field(answer, "nextCursor");
+    }
+    return cwd === undefined ? found : found.filter((session) => session.cwd === cwd);
+  }
+  /** Opens the session: `session/new`, or to continue one `session/resume`, else `session/load`. */
+  async open(capabilities: unknown, seconds: number, resume?: string): Promise<string> {
+    const params = { sessionId: resume, cwd: this.options.mm?.cwd ?? Deno.cwd(), mcpServers: [] };
+    const opened = `discovery: ${this.options.discovery ?? "meta"}, session`;
+    if (resume === undefined) {
+      const session = await this.request("session/new", params, seconds);
+      this.sessionId = String(field(session, "sessionId"));
+      this.view.log?.(`${opened} ${this.sessionId}`);
+      return this.sessionId;
+    }
+    const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
+    const neither = "mm can neither resume nor load sessions; --resume needs one of them";
+    if (!resumes && field(capabilities, "loadSession") !== true) throw new ClientError(neither);
+    this.sessionId = resume;
+    this.replaying = !resumes;
+    await this.request(resumes ? "session/resume" : "session/load", params, seconds);
+    this.replaying = false;
+    this.view.log?.(`${opened} ${resume} (${resumes ? "resumed" : "loaded"})`);
+    return resume;
+  }
+  /** One prompt turn: the question, mm's updates and requests as they come, its stop reason. */
+  async prompt(sessionId: string, question: string): Promise<TurnResult> {
+    const turn = new TurnState(this, sessionId, question);
+    this.turn = turn;
+    this.before = "the turn ended";
+    this.view.turnStarted?.(turn);
+    turn.waitOn();
+    const stopWatching = watchSilence(turn, this.connection, this.options.turnTimeout);
+    const params = { sessionId, prompt: [{ type: "text", text: question }] };
+    const answer = await this.request("session/prompt", params).finally(() => {
+      stopWatching();
+      turn.end();
+    });
+    this.turn = undefined;
+    this.before = "the next question";
+    this.view.waiting?.(undefined);
+    const { text, cancelled, refused } = turn;
+    const stopReason = String(field(answer, "stopReason"));
+    const result = { question, stopReason, text, cancelled, refused };
+    this.view.turnEnded?.(result);
+    if (turn.timedOut) throw turn.reason; // the silence ends the lending
+    return result;
+  }
+  /** Sends a request and waits for its answer, unless the lending fails or time runs out first. */
+  async request(method: string, params: object, seconds = Infinity): Promise<unknown> {
+    if (this.before.startsWith("answering")) this.before = `answering ${method}`;
+    const timer = Promise.withResolvers<never>();
+    const late = new ClientError(`mm did not answer ${method} within ${seconds} s`);
+    const stopTimer = after(seconds * 1000, () => timer.reject(late));
+    try {
+      return await Promise.race([
+        this.connection.request(method, params),
+        this.failed,
+        timer.promise,
+      ]);
+    } catch (error) {
+      if (error instanceof RpcError) {
+        throw new ClientError(`mm refused ${method}: ${error.message}`);
+      }
+      throw error;
+    } finally {
+      stopTimer();
+    }
+  }
+  /** A `session/update` is shown, and heard by its turn; other notifications are not ours. */
+  notified(method: string, params: unknown): void {
+    if (method !== "session/update") return;
+    const turn = this.replaying ? undefined : this.turn;
+    turn?.heard(field(params, "update"));
+    this.view.update?.(params, this.replaying);
+    turn?.waitOn();
+  }
+  /** Kills mm now, group and all, and ends the lending with `reason`. */
+  kill(reason: unknown): void {
+    killGroup(this.child);
+    this.fail(reason);
+  }
+  /** mm exited: once its last frames and log lines are read, the lending ends, naming what was left. */
+  async exited({ code, signal }: Deno.CommandStatus): Promise<void> {
+    await within(1000, Promise.all([this.connection.reading, this.stderr]));
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    this.fail(new ClientError(`mm exited with ${how} before ${this.before}`));
+  }
+  /**
+   * Ends mm: after a conversation, its session closed (if mm can) and its stdin closed, time to
+   * exit, all within one grace; then its process group killed.
+   */
+  async end(graceful: boolean): Promise<void> {
+    this.turn?.end();
+    const deadline = performance.now() + EXIT_GRACE_MS;
+    if (graceful && this.closes && this.sessionId) { // ACP's session/close: mm frees the session
+      const closed = this.connection.request("session/close", { sessionId: this.sessionId });
+      await within(EXIT_GRACE_MS, Promise.race([closed.catch(() => {}), this.child.status]));
+    }
+    const exiting = this.connection.close().then(() => this.child.status);
+    const exited = graceful && await within(deadline - performance.now(), exiting);
+    if (graceful && !exited) {
+      this.view.log?.(`mm did not exit within ${EXIT_GRACE_MS / 1000} s of the end; killing it`);
+    }
+    await killGroup(this.child);
+    await within(500, this.stderr);
+    const unlogged = this.connection.unlogged();
+    if (unlogged) this.view.warn?.(`${unlogged} more bad frames from mm were not logged`);
+  }
+}
+/** The `initialize` params: the tools (`meta`), or `true` (`request`; "Découverte"). */
+export function initializeParams(discovery: string, tools: readonly Tool[]): {
+  protocolVersion: 1;
+  clientInfo: { name: string; version: string };
+  clientCapabilities: Record<string, unknown>;
+} {
+  const clientInfo = { name: "host-info-client", version: VERSION };
+  // Capabilities are a contract: no file system and no terminal, which this client lacks.
+  const fs = { readTextFile: false, writeTextFile: false };
+  const _meta = { "org.mini-me/tools": discovery === "request" ? true : describeTools(tools) };
+  return { protocolVersion: 1, clientInfo, clientCapabilities: { fs, terminal: false, _meta } };
+}
+/** The questions, one at a time. */
+function iterate(questions: LendOptions["questions"]): Iterator<string> | AsyncIterator<string> {
+  if (typeof questions === "string") return [questions][Symbol.iterator]();
+  if (Symbol.asyncIterator in questions) return questions[Symbol.asyncIterator]();
+  return questions[Symbol.iterator]();
+}
+
+/** One prompt turn, made when it starts: its answer's text, its calls, a refusal, its cancel. */
+class TurnState implements Turn {
+  text = "";
+  refused = false;
+  asking = false; // a permission is put to the asker
+  timedOut = false;
+  readonly #calls = new Map<string, { title: string; done: boolean }>();
+  reason: unknown; // the cancel's: what the lending ends with if mm must be killed
+  readonly stopped = new AbortController(); // aborts when the turn is cancelled
+  #ended = false;
+  #stopGrace = () => {};
+  constructor(readonly lending: Lending, readonly sessionId: string, readonly question: string) {}
+  get cancelled(): boolean {
+    return this.stopped.signal.aborted;
+  }
+  cancel(reason: unknown = new ClientError("the turn was cancelled")): void {
+    if (this.#ended) return;
+    if (this.cancelled) return this.lending.kill(reason); // a second cancel: at once
+    const { view, connection } = this.lending;
+    this.reason = reason;
+    view.log?.("cancelling…");
+    this.stopped.abort(reason); // the questions still open are answered `cancelled`
+    connection.notify("session/cancel", { sessionId: this.sessionId });
+    view.waiting?.("mm to end the turn");
+    const late = () => {
+      view.log?.("mm did not answer the cancellation in time; killing it");
+      this.lending.kill(reason);
+    };
+    this.#stopGrace = after(CANCEL_GRACE_MS, late);
+  }
+  end(): void {
+    this.#ended = true;
+    this.#stopGrace();
+  }
+  /** An update of this turn: the answer's text as it streams; a call begins, is renamed, ends. */
+  heard(update: unknown): void {
+    const [kind, content, status] = fields(update, "sessionUpdate", "content", "status");
+    const [type, text] = fields(content, "type", "text");
+    if (kind === "agent_message_chunk" && type === "text" && typeof text === "string") {
+      this.text += text;
+    }
+    if (kind !== "tool_call" && kind !== "tool_call_update") return;
+    const call = this.see(update);
+    if (status === "completed" || status === "failed") call.done = true;
+  }
+  /** The call an update or a permission is about, by its id, with its latest title. */
+  see(toolCall: unknown): { title: string; done: boolean } {
+    const id = String(field(toolCall, "toolCallId") ?? "");
+    const title = field(toolCall, "title");
+    const call = this.#calls.get(id) ?? { title: id, done: false };
+    if (typeof title === "string") call.title = title;
+    this.#calls.set(id, call);
+    return call;
+  }
+  refuse(toolCall: unknown): void {
+    this.refused = true;
+    this.see(toolCall).done = true; // refused: that is its end
+  }
+  /** Says what the turn waits for: the call under way, else the model; not once cancelled. */
+  waitOn(): void {
+    if (this.#ended || this.cancelled || this.asking) return;
+    const running = [...this.#calls.values()].findLast((call) => !call.done);
+    this.lending.view.waiting?.(running?.title ?? "the model");
+  }
+}
 /**
- * Ctrl-C or SIGTERM. During a turn, the first cancels it the ACP way, `session/cancel`; a second
- * kills mm. Before the session exists, or at the `-i` prompt, the client ends.
+ * `turnTimeout`: when mm has sent nothing for the turn that long (mm waiting for the client's
+ * answer is not silence), the turn is cancelled and the lending ends (124, as `timeout(1)`). Once
+ * the turn is cancelled otherwise, the silence can no longer end anything.
  */
-function interrupt(run: Run, signal: "SIGINT" | "SIGTERM"): void {
-  const now = performance.now();
-  if (now - (run.lastSignal ?? -Infinity) < SAME_KEYPRESS_MS) return; // one keypress, twice
-  run.lastSignal = now;
-  const code = signal === "SIGINT" ? 130 : 143;
-  if (run.stage !== "turn") return killMm(run, code);
-  if (!run.cancelled) return cancelTurn(run, code);
-  killMm(run, run.cancelled.code, `second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
-}
-/** Cancels the turn: `session/cancel`, and mm is killed if it does not end the turn in time. */
-function cancelTurn(run: Run, code: number, why?: string): void {
-  run.out.log("cancelling…");
-  run.cancelling.resolve(); // an open permission question is answered cancelled
-  run.connection.notify("session/cancel", { sessionId: run.sessionId });
-  // After Ctrl-C a one-shot run draws no progress line: the shell may have the terminal already
-  // (a wrapper around deno ended at the keypress), and erasing the line would erase its prompt.
-  const oneShotCtrlC = code === 130 && !run.options.interactive;
-  run.out.waitFor(oneShotCtrlC ? undefined : "mm to end the turn");
-  const late = () => killMm(run, code, "mm did not answer the cancellation in time; killing it");
-  run.cancelled = { code, why, stopTimer: after(CANCEL_GRACE_MS, late) };
-}
-/** Kills mm now, group and all (first logging `saying`, if any), and ends the run with `code`. */
-function killMm(run: Run, code: number, saying?: string): void {
-  if (saying) run.out.log(saying);
-  killGroup(run.child);
-  run.fail(new ClientError(run.cancelled?.why ?? "", code));
-}
-/**
- * `--turn-timeout`: when mm has sent nothing for the turn that long (mm waiting for the client's
- * answer is not silence), the turn is cancelled and the run ends with 124, as `timeout(1)` does.
- */
-function watchSilence(run: Run): () => void {
-  const ms = (run.options.turnSeconds ?? Infinity) * 1000;
-  const why = `mm sent nothing for ${run.options.turnSeconds} s; turn cancelled`;
+function watchSilence(turn: TurnState, connection: Connection, seconds?: number): () => void {
+  if (seconds === undefined) return () => {};
+  const why = new ClientError(`mm sent nothing for ${seconds} s; turn cancelled`, 124);
   const check = () => {
-    const rest = ms - run.connection.silentFor(); // of the silence, from mm's last frame
-    if (rest > 0) stopTimer = after(rest, check);
-    else if (!run.cancelled) cancelTurn(run, 124, why);
+    if (turn.cancelled) return;
+    const rest = seconds * 1000 - connection.silentFor(); // of the silence, from mm's last frame
+    if (rest > 0) {
+      stopTimer = after(rest, check);
+      return;
+    }
+    turn.timedOut = true;
+    turn.cancel(why);
   };
-  let stopTimer = after(ms, check);
+  let stopTimer = after(seconds * 1000, check);
   return () => stopTimer();
 }
-/**
- * Ends mm: after a conversation, its session closed (if mm can) and its stdin closed, time to exit,
- * all within one grace; then its process group killed.
- */
-async function endMm(run: Run, graceful: boolean): Promise<void> {
-  run.cancelled?.stopTimer();
-  const grace = delay(EXIT_GRACE_MS);
-  if (graceful && run.closes && run.sessionId) { // ACP's session/close: mm frees the session
-    const closed = run.connection.request("session/close", { sessionId: run.sessionId });
-    await Promise.race([closed.catch(() => {}), run.child.status, grace]); // answered or not
+/** Starts mm in its own process group: a Ctrl-C typed in the terminal reaches the client alone. */
+function startMm({ command = "mm", args = ["-acp", "-agent", "agent.yaml"], cwd }: {
+  command?: string;
+  args?: string[];
+  cwd?: string;
+}): Deno.ChildProcess {
+  const refused = `cannot start mm (${command}): this run may not start it (add --allow-run)`;
+  if (!granted({ name: "run", command })) throw new ClientError(refused, 127);
+  const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
+  try {
+    return new Deno.Command(command, { args, cwd, detached: true, ...pipes }).spawn();
+  } catch (error) {
+    let reason = errorText(error);
+    if (error instanceof Deno.errors.NotFound) reason = "not found";
+    if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
+    throw new ClientError(`cannot start mm (${command}): ${reason}`, 127, { cause: error });
   }
-  const exited = run.connection.close().then(() => run.child.status).then(() => true);
-  if (graceful && !await Promise.race([exited, grace])) { // the grace is up: mm is still there
-    run.out.log(`mm did not exit within ${EXIT_GRACE_MS / 1000} s of the end; killing it`);
-  }
-  await killGroup(run.child);
-  await Promise.race([run.log.ended, delay(500)]);
+}
+/** Passes each chunk of a stream on as it comes, until the stream ends (or fails). */
+async function forward(stream: ReadableStream<Uint8Array>, to: (chunk: Uint8Array) => void) {
+  try {
+    for await (const chunk of stream) to(chunk);
+  } catch { /* the stream is gone: what was read has been passed on */ }
 }
 /**
  * Kills a child's process group and waits (a second at most) until it is gone; where the group
@@ -919,13 +789,385 @@ export async function killGroup(child: Deno.ChildProcess): Promise<void> {
   } catch {
     attempt(() => child.kill("SIGKILL"), undefined); // unless it is gone already
   }
-  await Promise.race([child.status, delay(1000)]);
+  await within(1000, child.status);
+}
+/**
+ * What is wrong with a list of tools, by mm's rules (acp-client-tools.md, "Validation d'une
+ * liste") and the client's (one `method` each: calls are dispatched by it). mm would skip a broken
+ * entry in silence; the client stops before mm starts. Entries count from 0, as `TOOLS[1]` does.
+ */
+export function checkTools(tools: readonly Tool[]): string | undefined {
+  for (const [index, tool] of tools.entries()) {
+    const problem = toolProblem(tool, tools.slice(0, index));
+    if (problem) return `TOOLS entry ${index} (${JSON.stringify(tool?.name ?? "")}): ${problem}`;
+  }
+  return undefined;
+}
+/** What is wrong with one tool, given the tools before it. */
+function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
+  if (typeof tool.name !== "string" || tool.name === "") return "no name";
+  const method = typeof tool.method === "string" ? tool.method : "";
+  if (!method.startsWith("_")) {
+    return `method ${JSON.stringify(method)} must start with "_" (an ACP extension method)`;
+  }
+  const schema: unknown = tool.inputSchema;
+  // mm decodes it as Go does: `null` is no schema, and no parameter.
+  if (schema != null && !isObject(schema)) return "inputSchema must be an object";
+  const type = field(schema, "type");
+  if (type !== undefined && type !== "object") {
+    return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
+  }
+  const name = modelName(tool.name);
+  if (name === "client_") return `name ${JSON.stringify(tool.name)} leaves the model no name`;
+  if (method === "_org.mini-me/tools/list") return `method "${method}" is mm's list request`;
+  const sameName = before.findIndex((other) => modelName(other.name) === name);
+  if (sameName >= 0) {
+    return `duplicate tool name "${name}": entry ${sameName} (${before[sameName].name}) has it`;
+  }
+  const sameMethod = before.findIndex((other) => other.method === method);
+  if (sameMethod === -1) return undefined;
+  const owner = before[sameMethod].name;
+  return `method "${method}" is entry ${sameMethod}'s (${owner}) too; calls are dispatched by it`;
+}
+/**
+ * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
+ * `[A-Za-z0-9]` is `_`, a run of `_` one, leading and trailing `_` go: `client_open_buffers`.
+ */
+export function modelName(name: string): string {
+  return `client_${name.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_|_$/g, "")}`;
 }
 
-// ─── 6. Output: the conversation, diagnostics, the progress line ─────────────
+// ─── The JSON-RPC connection, and its framing ────────────────────────────────
+/** A JSON-RPC error, to answer a request with, or received as an answer. */
+export class RpcError extends Error {
+  /** `code`: JSON-RPC's, such as `-32601` (Method not found). */
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+/**
+ * What a connection calls: `request` answers one of mm's (a result, a promise of it, or a thrown
+ * `RpcError`; `signal` aborts if mm cancels it); `view` sees each frame and answer; `fail`: the
+ * connection cannot go on (`writing`: a write failed, as it does once mm has exited).
+ */
+type Handlers = {
+  request(method: string, params: unknown, signal: AbortSignal): unknown;
+  notification(method: string, params: unknown): void;
+  view: Pick<View, "frame" | "answered" | "log" | "warn">;
+  fail(error: ClientError, writing: boolean): void;
+};
+/** The first bad frames are logged and answered; 1,000 in a row: mm is not talking JSON-RPC. */
+const BAD_FRAMES_SHOWN = 10;
+const BAD_FRAMES_IN_A_ROW = 1000;
+/** Reading from mm pauses while more than this many characters of answers wait to be written. */
+const MAX_UNWRITTEN = 1024 * 1024;
+const CANCELLED_REPLY = { error: { code: -32800, message: "Request cancelled" } };
+/**
+ * JSON-RPC over a pair of streams: frames written in order (a tick's in one write), frames read
+ * (paused while answers pile up unwritten), each given to its handler, and mm's requests answered.
+ */
+class Connection {
+  /** Settles when the stream from mm has ended and each frame on it was handled. */
+  readonly reading: Promise<void>;
+  readonly #handlers: Handlers;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #queued: string[] = []; // the frames of this tick, not written yet
+  #unwritten = 0; // characters of frames not written yet
+  #writing = Promise.resolve();
+  #nextId = 0;
+  #heard = 0; // when a frame last crossed, either way
+  readonly #pending = new Map<RpcId, PromiseWithResolvers<unknown>>(); // the client's requests
+  readonly #running = new Map<RpcId, AbortController>(); // mm's requests being answered
+  readonly #bad = { total: 0, inARow: 0, first: "" };
+  constructor(stream: ReadableWritablePair<Uint8Array, Uint8Array>, handlers: Handlers) {
+    this.#handlers = handlers;
+    this.#writer = stream.writable.getWriter();
+    this.reading = this.#read(stream.readable).catch((error) =>
+      handlers.fail(readError(error), false)
+    );
+  }
+  /** Sends a request; the promise settles with mm's answer, or rejects with its `RpcError`. */
+  request(method: string, params: unknown): Promise<unknown> {
+    const id = this.#nextId++;
+    const reply = Promise.withResolvers<unknown>();
+    this.#pending.set(id, reply);
+    this.#send({ jsonrpc: "2.0", id, method, params });
+    return reply.promise;
+  }
+  notify(method: string, params: unknown): void {
+    this.#send({ jsonrpc: "2.0", method, params });
+  }
+  /** Closes the stream to mm, once what is queued is written. */
+  close(): Promise<void> {
+    return this.#writing.then(() => this.#writer.close()).catch(() => {});
+  }
+  /** How long mm has been silent: sent nothing and been sent nothing; 0 while it waits for us. */
+  silentFor(): number {
+    return this.#running.size > 0 ? 0 : performance.now() - this.#heard;
+  }
+  /** How many bad frames were counted but not logged. */
+  unlogged(): number {
+    return Math.max(0, this.#bad.total - BAD_FRAMES_SHOWN);
+  }
+  /** Queues one frame; the frames of one tick go out in one write, after those before them. */
+  #send(message: object): void {
+    const line = JSON.stringify(message);
+    this.#heard = performance.now(); // mm's silence counts from what it was sent last
+    this.#handlers.view.frame?.(line, true);
+    this.#queued.push(line, "\n");
+    this.#unwritten += line.length + 1;
+    if (this.#queued.length > 2) return; // a write of this tick is scheduled already
+    this.#writing = this.#writing.then(() => this.#writeQueued());
+  }
+  async #writeQueued(): Promise<void> {
+    const text = this.#queued.splice(0).join("");
+    try {
+      await this.#writer.write(ENCODER.encode(text));
+      this.#unwritten -= text.length;
+    } catch (error) {
+      this.#handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`), true);
+    }
+  }
+  async #read(readable: ReadableStream<Uint8Array>): Promise<void> {
+    const reader = new LineReader();
+    for await (const chunk of readable) {
+      for (const line of reader.push(chunk)) this.#receive(line);
+      if (this.#unwritten > MAX_UNWRITTEN) await this.#writing;
+    }
+    const last = reader.flush();
+    if (last !== undefined) this.#receive(last);
+  }
+  #receive(line: string): void {
+    this.#heard = performance.now();
+    const frame = parseFrame(line);
+    if (frame.kind === "blank") return;
+    this.#handlers.view.frame?.(line, false);
+    if (frame.kind === "bad") return this.#badLine(line, frame.reply);
+    this.#bad.inARow = 0;
+    if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
+    const cancel = frame.kind === "notification" && frame.method === "$/cancel_request";
+    if (cancel) return this.#running.get(field(frame.params, "requestId") as RpcId)?.abort();
+    if (frame.kind === "notification") {
+      return this.#handlers.notification(frame.method, frame.params);
+    }
+    const waiting = this.#pending.get(frame.id); // mm's answer to one of the client's requests
+    if (!waiting) {
+      return this.#handlers.view.log?.(
+        `answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`,
+      );
+    }
+    this.#pending.delete(frame.id);
+    if (!frame.error) return waiting.resolve(frame.result);
+    const { code, message } = frame.error;
+    waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
+  }
+  /** A noisy peer: log and answer the first few bad lines, count the rest, give up on a flood. */
+  #badLine(line: string, reply: object): void {
+    const bad = this.#bad;
+    if (bad.inARow === 0) bad.first = line.slice(0, 80);
+    bad.inARow++;
+    bad.total++;
+    if (bad.total <= BAD_FRAMES_SHOWN) {
+      this.#handlers.view.warn?.(`bad frame from mm: ${line.slice(0, 80)}`);
+      this.#send(reply);
+    }
+    if (bad.inARow < BAD_FRAMES_IN_A_ROW) return;
+    const many = `${bad.inARow} bad lines; first: ${bad.first}`;
+    throw new ClientError(`mm is not speaking JSON-RPC on stdout (${many})`);
+  }
+  /** Answers a request at once, or when its promise settles, unless mm cancels it first. */
+  #answer(id: string | number, method: string, params: unknown): void {
+    const controller = new AbortController();
+    const settle = (reply: object) => {
+      this.#handlers.view.answered?.(method, params, reply);
+      this.#send({ jsonrpc: "2.0", id, ...reply });
+    };
+    let result;
+    try {
+      result = this.#handlers.request(method, params, controller.signal);
+    } catch (error) {
+      return settle(errorReply(error));
+    }
+    if (!(result instanceof Promise)) return settle({ result });
+    // Running: `$/cancel_request` aborts it, answered `-32800` at once; its late end is not.
+    const finish = (reply: object) => {
+      if (this.#running.get(id) !== controller) return; // answered already
+      this.#running.delete(id);
+      settle(reply);
+    };
+    this.#running.set(id, controller);
+    controller.signal.addEventListener("abort", () => finish(CANCELLED_REPLY));
+    result.then((value) => finish({ result: value }), (error) => finish(errorReply(error)));
+  }
+}
+/** Why reading from mm stopped, in the words of the error the lending ends with. */
+function readError(error: unknown): ClientError {
+  if (error instanceof ClientError) return error;
+  if (!(error instanceof LineTooLongError)) {
+    return new ClientError(`reading from mm: ${errorText(error)}`);
+  }
+  return new ClientError(`mm sent ${error.message}; connection dropped`);
+}
+/** The JSON-RPC error an answer that failed is sent as: its own, or `-32603`. */
+function errorReply(error: unknown): { error: { code: number; message: string } } {
+  if (error instanceof RpcError) return { error: { code: error.code, message: error.message } };
+  return { error: { code: -32603, message: `Internal error: ${errorText(error)}` } };
+}
+/** A JSON-RPC id. */
+export type RpcId = string | number | null;
+/** What one line from mm turned out to be. */
+export type Frame =
+  | { kind: "request"; id: string | number; method: string; params: unknown }
+  | { kind: "notification"; method: string; params: unknown }
+  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
+  | { kind: "blank" }
+  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
+/** Classifies a line; a bad one is answered `-32700` if not JSON, else `-32600` (a batch too). */
+export function parseFrame(line: string): Frame {
+  if (line.trim() === "") return { kind: "blank" };
+  const bad = (id: RpcId, code: number, message: string): Frame => {
+    return { kind: "bad", reply: { jsonrpc: "2.0", id, error: { code, message } } };
+  };
+  const value: unknown = attempt(() => JSON.parse(line), undefined); // JSON is never undefined
+  if (value === undefined) return bad(null, -32700, "Parse error");
+  if (!isObject(value)) return bad(null, -32600, "Invalid Request");
+  const { id, method, params, result, error } = value;
+  const validId = typeof id === "string" || typeof id === "number";
+  const hasMethod = typeof method === "string";
+  if (hasMethod && validId) return { kind: "request", id, method, params };
+  if (hasMethod && !("id" in value)) return { kind: "notification", method, params };
+  if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
+    return { kind: "response", id, result, error: error as { code: number; message: string } };
+  }
+  return bad(validId ? id : null, -32600, "Invalid Request");
+}
+/** A line longer than a {@linkcode LineReader} accepts. */
+export class LineTooLongError extends Error {
+  /** A line longer than `limit` bytes. */
+  constructor(readonly limit: number) {
+    super(`a line longer than ${limit} bytes`);
+  }
+}
+/**
+ * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each chunk's bytes are
+ * scanned once and copied at most once, so a line spanning many chunks costs time linear in its
+ * length; a line is decoded whole, so a UTF-8 character split across chunks decodes correctly.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const reader = new LineReader();
+ * assert.deepEqual([...reader.push(new TextEncoder().encode('{"a":1}\r\n{"b"'))], ['{"a":1}']);
+ * assert.deepEqual([...reader.push(new TextEncoder().encode(":2}\n"))], ['{"b":2}']);
+ * ```
+ */
+export class LineReader {
+  #parts: Uint8Array[] = [];
+  #length = 0;
+  #decoder = new TextDecoder();
+  /** Lines up to `limit` bytes, not counting their end (32 MiB, as in the official SDK). */
+  constructor(readonly limit: number = 32 * 1024 * 1024) {}
+  /** Takes the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
+  *push(chunk: Uint8Array): Generator<string> {
+    let start = 0;
+    for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, start)) {
+      this.#keep(chunk.subarray(start, end));
+      yield this.#take();
+      start = end + 1;
+    }
+    if (start < chunk.length) this.#keep(chunk.subarray(start));
+  }
+  /** The last line when the stream ended without a newline, if any. */
+  flush(): string | undefined {
+    return this.#length > 0 ? this.#take() : undefined;
+  }
+  #keep(bytes: Uint8Array): void {
+    if (bytes.length > 0) this.#parts.push(bytes); // kept, not copied: each read is a new chunk
+    this.#length += bytes.length;
+    const ending = this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0; // a last `\r` may be half of `\r\n`
+    if (this.#length - ending <= this.limit) return;
+    this.#parts = [];
+    this.#length = 0;
+    throw new LineTooLongError(this.limit);
+  }
+  #take(): string {
+    let bytes = this.#parts.length === 1 ? this.#parts[0] : new Uint8Array(this.#length);
+    if (this.#parts.length > 1) {
+      let offset = 0;
+      for (const part of this.#parts) {
+        bytes.set(part, offset);
+        offset += part.length;
+      }
+    }
+    this.#parts = [];
+    this.#length = 0;
+    if (bytes.at(-1) === 13) bytes = bytes.subarray(0, -1);
+    return this.#decoder.decode(bytes);
+  }
+}
+
+// ─── Helpers ─────────────────────────────────────────────────────────────────
+const ENCODER = new TextEncoder();
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const list = (value: unknown): unknown[] => Array.isArray(value) ? value : [];
+/** `value[key]` when `value` is an object, else `undefined`; `fields()`, of several keys. */
+const field = (value: unknown, key: string): unknown => isObject(value) ? value[key] : undefined;
+const fields = (value: unknown, ...keys: string[]) => keys.map((key) => field(value, key));
+const errorText = (error: unknown) => error instanceof Error ? error.message : String(error);
+/** Whether a permission is granted, asked without ever prompting. */
+const granted = (descriptor: Deno.PermissionDescriptor) =>
+  Deno.permissions.querySync(descriptor).state === "granted";
+/**
+ * Calls `fire` in `ms`, unless the function it returns is called first. The web's own timer: Deno's
+ * global `setTimeout` is Node's, whose loading costs a tenth of a start. Stopped, it no longer
+ * holds the event loop.
+ */
+function after(ms: number, fire: () => void): () => void {
+  if (ms > 2 ** 31 - 1) return () => {}; // longer than a timer can wait (24.8 days): never fires
+  const signal = AbortSignal.timeout(Math.max(ms, 0));
+  signal.addEventListener("abort", fire);
+  return () => signal.removeEventListener("abort", fire);
+}
+/** `promise`'s value, or `undefined` once `ms` have passed; the timer ends with the wait. */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
+  const timer = Promise.withResolvers<undefined>();
+  const stop = after(ms, () => timer.resolve(undefined));
+  try {
+    return await Promise.race([promise, timer.promise]);
+  } finally {
+    stop();
+  }
+}
+/** What `run()` returns, or `otherwise` when it throws. */
+function attempt<T, U>(run: () => T, otherwise: U): T | U {
+  try {
+    return run();
+  } catch {
+    return otherwise;
+  }
+}
+/** A function that reads a value the first time it is called, and then remembers it. */
+function once<T>(read: () => T): () => T {
+  let value: { read: T } | undefined;
+  return () => {
+    value ??= { read: read() };
+    return value.read;
+  };
+}
+// ═══ The protocol ends here. Below it, the terminal program that lends host_info: main() ══════
+// What a person sees (the conversation, `-q`, `--json`), the progress line, asking the person,
+// the questions of `-i` and `-`, Ctrl-C and SIGTERM, the command line, the agent file, `main()`.
+// It uses the protocol above only through `lend()`, and adds nothing to it.
+import { parseArgs } from "node:util";
+import { loadAll as loadAllYaml, YAMLException } from "npm:js-yaml@^5.5.0";
+
+// ─── Output: the two streams and the progress line ───────────────────────────
+/** An environment variable; one the run may not read counts as unset. */
+const readEnv = (name: string) =>
+  granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined;
 const DIM = 2; // ANSI styles
 const RED = 31;
-const ENCODER = new TextEncoder();
 /** stdout or stderr: a terminal or not, in colour or not, its last line open, its reader gone. */
 function stream(file: typeof Deno.stdout, fd: number) {
   const terminal = file.isTerminal();
@@ -941,40 +1183,29 @@ type Stream = ReturnType<typeof stream>;
 class Output {
   readonly stdout = stream(Deno.stdout, 1);
   readonly stderr = stream(Deno.stderr, 2);
-  readonly progress = this.stderr.terminal && readEnv("TERM") !== "dumb"; // can erase a line
-  quiet = false; // --quiet: stdout is the answer text alone, and no `[client]` progress lines
-  json = false; // --json: stdout is JSON lines, written by record(), and nothing else
+  #progress = this.stderr.terminal && readEnv("TERM") !== "dumb"; // can erase a line
   onFailure: (error: unknown) => void = () => {}; // stdout cannot be written, and not for EPIPE
   #waiting?: { label: string; since: number; drawnAt?: number }; // drawn: at this width
   #queue: [Stream, string | Uint8Array][] = [];
   constructor() { // the progress line redraws itself (its seconds, its width) on a timer
-    if (this.progress) Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
+    if (this.#progress) Deno.unrefTimer(Number(setInterval(() => this.#draw(), 100)));
   }
   /** Whether both streams reach the same terminal, pipe or file: asked once, when it matters. */
   readonly shared = once(() => sameStream(streamFacts(this.stdout), streamFacts(this.stderr)));
-  /** A `[client] …` progress line on stderr (not with `--quiet`). */
-  log(text: string): void {
-    if (!this.quiet) this.note(`[client] ${text}`);
-  }
+  /** A line on stderr. */
   note(text: string, style?: number): void {
     this.line(this.stderr, text, style);
-  }
-  /** A line of the conversation on stdout (not with `--quiet`). */
-  say(text: string, style?: number): void {
-    if (!this.quiet) this.line(this.stdout, text, style);
   }
   line(to: Stream, text: string, style?: number): void {
     this.print(to, `${to.open ? "\n" : ""}${text}\n`, style);
   }
   /** Writes text, which mm may have sent: on a terminal its control characters are shown. */
   print(to: Stream, text: string, style?: number): void {
-    if (to === this.stdout && this.json) return; // stdout has only what record() writes
     const shown = to.terminal ? showControls(text) : text;
     this.put(to, to.colour && style ? shown.replace(/[^\n]+/g, `\x1b[${style}m$&\x1b[0m`) : shown);
   }
-  /** With `--json`, one line on stdout; C1 controls escaped too, so a terminal shows it as is. */
+  /** One JSON line on stdout; C1 controls escaped too, so a terminal shows it as it is. */
   record(value: unknown): void {
-    if (!this.json) return;
     const escape = (c: string) => `\\u00${c.charCodeAt(0).toString(16)}`;
     this.put(this.stdout, `${JSON.stringify(value ?? null).replace(/[\x7f-\x9f]/g, escape)}\n`);
   }
@@ -997,9 +1228,14 @@ class Output {
     this.#waiting = label === undefined ? undefined : { label, since: Date.now() };
     this.#draw();
   }
+  /** No progress line from now on: the shell may have the terminal back (see `interrupt()`). */
+  stopProgress(): void {
+    this.waitFor(undefined);
+    this.#progress = false;
+  }
   #draw(): void {
     const waiting = this.#waiting;
-    if (!waiting || !this.progress || this.stderr.open) return;
+    if (!waiting || !this.#progress || this.stderr.open) return;
     if (this.stdout.open && this.shared()) return; // never over an open line of the answer
     const spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[Math.floor(Date.now() / 100) % 10];
     const seconds = Math.floor((Date.now() - waiting.since) / 1000);
@@ -1090,264 +1326,565 @@ export function showControls(text: string): string {
   return shown.replace(/\x7f/g, "␡").replace(/[\x80-\x9f]/g, "�"); // DEL, and a C1 control
 }
 
-// ─── 7. Framing ──────────────────────────────────────────────────────────────
-/** A line longer than a {@linkcode LineReader} accepts. */
-export class LineTooLongError extends Error {
-  /** A line longer than `limit` bytes. */
-  constructor(readonly limit: number) {
-    super(`a line longer than ${limit} bytes`);
+// ─── What a person sees: the terminal view, and the three ways to show stdout ─
+/**
+ * The terminal program's view of a run: on stderr the client's lines, mm's log, `--trace`,
+ * `--verbose` and the progress line; on stdout the conversation, the answer alone (`-q`) or JSON
+ * lines (`--json`), chosen once. It follows the session and the turn under way, for Ctrl-C.
+ */
+class Terminal implements View {
+  readonly stdout: StdoutView;
+  readonly controller = new AbortController(); // ends the lending at once: no turn to cancel
+  readonly #replay: Screen; // a loaded session's past, dimmed on stderr
+  readonly #mmLog: ReturnType<typeof wholeLines>;
+  sessionId?: string;
+  turn?: Turn;
+  #firstInterrupt?: number; // the exit code of the turn's first Ctrl-C or SIGTERM
+  #lastInterrupt = -Infinity;
+  ending = false; // SIGTERM: no question after this turn
+  constructor(readonly out: Output, readonly options: Options) {
+    this.stdout = conversation(out);
+    if (options.quiet) this.stdout = answerAlone(out);
+    if (options.json) this.stdout = jsonLines(out);
+    this.#replay = new Screen(out, out.stderr, true);
+    this.#mmLog = wholeLines(out);
+  }
+  log(line: string): void {
+    if (!this.options.quiet) this.out.note(`[client] ${line}`); // -q: no progress lines
+  }
+  warn(line: string): void {
+    this.out.note(`[client] ${line}`);
+  }
+  mmLog(chunk: Uint8Array): void {
+    this.#mmLog.push(chunk);
+  }
+  /** mm's last log line, if it did not end it. */
+  flush(): void {
+    this.#mmLog.release();
+  }
+  frame(line: string, sent: boolean): void {
+    if (this.options.trace) this.out.note(`${sent ? "→" : "←"} ${line}`);
+  }
+  waiting(what?: string): void {
+    this.out.waitFor(what);
+  }
+  opened(sessionId: string): void {
+    this.sessionId = sessionId;
+    this.stdout.opened?.(sessionId);
+  }
+  turnStarted(turn: Turn): void {
+    this.turn = turn;
+    this.#firstInterrupt = undefined;
+    this.stdout.turnStarted?.(turn);
+  }
+  update(notification: unknown, replay: boolean): void {
+    const update = field(notification, "update");
+    this.stdout.update?.(notification, replay);
+    if (replay && !this.options.quiet) this.#replay.show(update);
+    if (this.options.verbose) showDetails(this.out, update);
+  }
+  answered(method: string, params: unknown, answer: object): void {
+    this.stdout.answered?.(method, params, answer);
+  }
+  permissionRequested(request: PermissionRequest): void {
+    this.stdout.permissionRequested?.(request);
+  }
+  permissionAnswered(request: PermissionRequest, allowed: boolean): void {
+    this.stdout.permissionAnswered?.(request, allowed);
+  }
+  turnEnded(result: TurnResult): void {
+    this.turn = undefined;
+    this.stdout.turnEnded?.(result);
+    if (result.stopReason !== "cancelled" || result.cancelled) return;
+    const why = result.refused ? " after a refused permission" : "";
+    this.out.note(`[client] mm ended the turn as cancelled; the client did not ask${why}`);
+  }
+  /**
+   * Ctrl-C or SIGTERM. During a turn, the first cancels it the ACP way, and a second kills mm,
+   * ending with the first one's code; SIGTERM then ends the client. Before the session exists,
+   * or at the `-i` prompt, the client ends at once.
+   */
+  interrupt(signal: "SIGINT" | "SIGTERM"): void {
+    const now = performance.now();
+    if (now - this.#lastInterrupt < SAME_KEYPRESS_MS) return; // one keypress, twice
+    this.#lastInterrupt = now;
+    const code = signal === "SIGINT" ? 130 : 143;
+    if (!this.turn) return this.controller.abort(new ClientError("", code));
+    if (this.turn.cancelled) {
+      this.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
+      return this.turn.cancel(new ClientError("", this.#firstInterrupt ?? code));
+    }
+    this.#firstInterrupt = code;
+    if (code === 143) this.ending = true;
+    // After Ctrl-C a one-shot run draws no progress line: the shell may have the terminal already
+    // (a wrapper around deno ended at the keypress), and erasing the line would erase its prompt.
+    if (code === 130 && !this.options.interactive) this.out.stopProgress();
+    this.turn.cancel(new ClientError("", code));
+  }
+  /** The exit code of a lending that ended as it should. */
+  exitCode(lent: Lent): number {
+    const last = lent.turns.at(-1);
+    if (this.ending) return 143; // SIGTERM ends the client, Ctrl-C only the turn
+    if (this.options.interactive || !last) return 0;
+    if (last.cancelled) return this.#firstInterrupt ?? 130;
+    if (last.stopReason === "refusal") return 1;
+    return last.stopReason === "cancelled" ? 130 : 0;
   }
 }
-/**
- * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each chunk's bytes are
- * scanned once and copied at most once, so a line spanning many chunks costs time linear in its
- * length; a line is decoded whole, so a UTF-8 character split across chunks decodes correctly.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * const reader = new LineReader();
- * assert.deepEqual([...reader.push(new TextEncoder().encode('{"a":1}\r\n{"b"'))], ['{"a":1}']);
- * assert.deepEqual([...reader.push(new TextEncoder().encode(":2}\n"))], ['{"b":2}']);
- * ```
- */
-export class LineReader {
-  #parts: Uint8Array[] = [];
-  #length = 0;
-  #decoder = new TextDecoder();
-  /** Lines up to `limit` bytes, not counting their end (32 MiB, as in the official SDK). */
-  constructor(readonly limit: number = 32 * 1024 * 1024) {}
-  /** Takes the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
-  *push(chunk: Uint8Array): Generator<string> {
-    let start = 0;
-    for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, start)) {
-      this.#keep(chunk.subarray(start, end));
-      yield this.#take();
-      start = end + 1;
-    }
-    if (start < chunk.length) this.#keep(chunk.subarray(start));
-  }
-  /** The last line when the stream ended without a newline, if any. */
-  flush(): string | undefined {
-    return this.#length > 0 ? this.#take() : undefined;
-  }
-  #keep(bytes: Uint8Array): void {
-    if (bytes.length > 0) this.#parts.push(bytes); // kept, not copied: each read is a new chunk
-    this.#length += bytes.length;
-    const ending = this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0; // a last `\r` may be half of `\r\n`
-    if (this.#length - ending <= this.limit) return;
-    this.#parts = [];
-    this.#length = 0;
-    throw new LineTooLongError(this.limit);
-  }
-  #take(): string {
-    let bytes = this.#parts.length === 1 ? this.#parts[0] : new Uint8Array(this.#length);
-    if (this.#parts.length > 1) {
-      let offset = 0;
-      for (const part of this.#parts) {
-        bytes.set(part, offset);
-        offset += part.length;
+/** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
+const SAME_KEYPRESS_MS = 300;
+/** What stdout shows of a run; `sessions`: `--sessions`' list; `failed`: how the run ended. */
+type StdoutView = View & {
+  sessions?(found: Record<string, unknown>[]): void;
+  failed?(message: string, exitCode: number): void;
+};
+/** The conversation: the question, the answer as it streams, each tool call, the stop reason. */
+function conversation(out: Output): StdoutView {
+  let screen = new Screen(out, out.stdout, false);
+  return {
+    turnStarted: (turn) => {
+      out.line(out.stdout, `❓ ${turn.question}`);
+      screen = new Screen(out, out.stdout, false); // a call of an earlier turn is not this turn's
+    },
+    update: (notification, replay) => {
+      if (!replay) screen.show(field(notification, "update"));
+    },
+    permissionRequested: (request) => screen.see(request.toolCall),
+    permissionAnswered: (request, allowed) => {
+      if (!allowed) screen.refused(request.toolCall);
+    },
+    turnEnded: (result) => out.line(out.stdout, `[${result.stopReason}]`),
+    sessions: (found) => {
+      if (found.length === 0) out.note("[client] mm has no sessions");
+      for (const session of found) {
+        const [id, at, title, cwd] = fields(session, "sessionId", "updatedAt", "title", "cwd");
+        const line = `${id}  ${at ?? "-"}  ${title ?? cwd ?? "-"}`;
+        out.line(out.stdout, out.stdout.terminal ? fit(line) : line); // a long title is cut
       }
-    }
-    this.#parts = [];
-    this.#length = 0;
-    if (bytes.at(-1) === 13) bytes = bytes.subarray(0, -1);
-    return this.#decoder.decode(bytes);
-  }
-}
-/** A JSON-RPC id. */
-export type RpcId = string | number | null;
-/** What one line from mm turned out to be. */
-export type Frame =
-  | { kind: "request"; id: string | number; method: string; params: unknown }
-  | { kind: "notification"; method: string; params: unknown }
-  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
-  | { kind: "blank" }
-  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
-/** Classifies a line; a bad one is answered `-32700` if not JSON, else `-32600` (a batch too). */
-export function parseFrame(line: string): Frame {
-  if (line.trim() === "") return { kind: "blank" };
-  const bad = (id: RpcId, code: number, message: string): Frame => {
-    return { kind: "bad", reply: { jsonrpc: "2.0", id, error: { code, message } } };
+    },
   };
-  const value: unknown = attempt(() => JSON.parse(line), undefined); // JSON is never undefined
-  if (value === undefined) return bad(null, -32700, "Parse error");
-  if (!isObject(value)) return bad(null, -32600, "Invalid Request");
-  const { id, method, params, result, error } = value;
-  const validId = typeof id === "string" || typeof id === "number";
-  const hasMethod = typeof method === "string";
-  if (hasMethod && validId) return { kind: "request", id, method, params };
-  if (hasMethod && !("id" in value)) return { kind: "notification", method, params };
-  if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
-    return { kind: "response", id, result, error: error as { code: number; message: string } };
-  }
-  return bad(validId ? id : null, -32600, "Invalid Request");
 }
-
-// ─── 8. The connection ───────────────────────────────────────────────────────
-/** A JSON-RPC error, to answer a request with, or received as an answer. */
-class RpcError extends Error {
-  constructor(readonly code: number, message: string) {
-    super(message);
-  }
+/** `-q`: stdout is the answer's text alone, ending with a newline. */
+function answerAlone(out: Output): StdoutView {
+  return {
+    update: (notification, replay) => {
+      const [kind, content] = fields(field(notification, "update"), "sessionUpdate", "content");
+      if (replay || kind !== "agent_message_chunk" || field(content, "type") !== "text") return;
+      out.print(out.stdout, blockText(content)); // not an image's `[image]`: text alone
+    },
+    turnEnded: () => {
+      if (out.stdout.open) out.print(out.stdout, "\n");
+    },
+  };
 }
-/** The first bad frames are logged and answered; 1,000 in a row: mm is not talking JSON-RPC. */
-const BAD_FRAMES_SHOWN = 10;
-const BAD_FRAMES_IN_A_ROW = 1000;
-/** Reading from mm pauses while more than this many characters of answers wait to be written. */
-const MAX_UNWRITTEN = 1024 * 1024;
-const CANCELLED = { error: { code: -32800, message: "Request cancelled" } };
 /**
- * JSON-RPC over mm's pipes: writing frames (a tick's in one write), reading them (paused while
- * answers pile up unwritten), and answering mm's requests. Notifications go to `notified()`.
+ * `--json`: one JSON object per line, for programs: each update as mm sent it, each of mm's
+ * requests with the client's answer, each turn's result, or the error the run ended with.
  */
-class Connection {
-  /** Settles when mm's stdout has ended and each frame on it was handled. */
-  readonly reading: Promise<void>;
-  readonly #run: Run;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #queued: string[] = []; // the frames of this tick, not written yet
-  #unwritten = 0; // characters of frames not written yet
-  #writing = Promise.resolve();
-  #nextId = 0;
-  #heard = 0; // when a frame last crossed the pipe, either way
-  readonly #pending = new Map<RpcId, PromiseWithResolvers<unknown>>(); // the client's requests
-  readonly #running = new Map<RpcId, AbortController>(); // mm's requests being answered
-  readonly #bad = { total: 0, inARow: 0, first: "" };
-  constructor(run: Run) {
-    this.#run = run;
-    this.#writer = run.child.stdin.getWriter();
-    this.reading = this.#read().catch((error) => run.fail(this.#readError(error)));
+function jsonLines(out: Output): StdoutView {
+  let sessionId: string | undefined;
+  return {
+    opened: (id) => {
+      sessionId = id;
+    },
+    update: (notification) => out.record(notification),
+    answered: (method, params, answer) => out.record({ request: { method, params }, answer }),
+    turnEnded: ({ stopReason, text }) => out.record({ result: { stopReason, sessionId, text } }),
+    sessions: (found) => {
+      out.record({ sessions: found });
+      if (found.length === 0) out.note("[client] mm has no sessions");
+    },
+    failed: (message, exitCode) => out.record({ error: { message, exitCode } }),
+  };
+}
+/** mm's stderr, passed on byte for byte, whole lines as they come; `release()`: an unended one. */
+function wholeLines(out: Output) {
+  const held: Uint8Array[] = []; // the start of a line mm has not ended yet
+  let size = 0;
+  const release = (...more: Uint8Array[]) => {
+    for (const part of [...held.splice(0), ...more]) out.put(out.stderr, part);
+    size = 0;
+  };
+  const push = (chunk: Uint8Array) => {
+    const end = chunk.lastIndexOf(10) + 1; // the lines this chunk ends go out now
+    if (end > 0) release(chunk.subarray(0, end));
+    if (end < chunk.length) held.push(chunk.subarray(end));
+    size += chunk.length - end;
+    if (size > 64 * 1024) release(); // a line over 64 KiB goes in pieces: a flood is bounded
+  };
+  return { push, release };
+}
+/** What `--verbose` shows on stderr, dimmed: thoughts, plans, usage, and the session's settings. */
+function showDetails(out: Output, update: unknown): void {
+  const [kind, content] = fields(update, "sessionUpdate", "content");
+  if (kind === "agent_thought_chunk") {
+    if (field(content, "type") === "text") return out.print(out.stderr, blockText(content), DIM);
+    return out.note(blockText(content), DIM);
   }
-  // Writing frames.
-  /** Sends a request; the promise settles with mm's answer, or rejects with its `RpcError`. */
-  request(method: string, params: unknown): Promise<unknown> {
-    const id = this.#nextId++;
-    const reply = Promise.withResolvers<unknown>();
-    this.#pending.set(id, reply);
-    this.#send({ jsonrpc: "2.0", id, method, params });
-    return reply.promise;
+  if (!isObject(update) || !Object.hasOwn(DETAILS, String(kind))) return;
+  for (const line of DETAILS[String(kind)](update)) out.note(line, DIM);
+}
+/** What `--verbose` shows of the updates that are not the conversation: plans, usage, settings. */
+const DETAILS: Record<string, (update: Record<string, unknown>) => string[]> = {
+  plan: ({ entries }) => [
+    "plan:",
+    ...list(entries).map((e) => `  [${field(e, "status")}] ${field(e, "content")}`),
+  ],
+  usage_update: ({ used, size, cost }) => {
+    const paid = isObject(cost) ? `, cost ${cost.amount} ${cost.currency}` : "";
+    return [`usage: ${used} of ${size} tokens${paid}`];
+  },
+  available_commands_update: ({ availableCommands }) => [
+    `commands: ${list(availableCommands).map((c) => `/${field(c, "name")}`).join(", ")}`,
+  ],
+  current_mode_update: ({ currentModeId }) => [`mode: ${currentModeId}`],
+  session_info_update: ({ title }) => typeof title === "string" ? [`title: ${title}`] : [],
+  config_option_update: ({ configOptions }) =>
+    list(configOptions).map((o) => `config: ${field(o, "id")} = ${field(o, "currentValue")}`),
+};
+
+/** A tool call as shown so far; `refused`: its permission was, and that is its end as shown. */
+type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean; refused?: true };
+/**
+ * The conversation on one stream, as ACP means it: the answer as it streams, each tool call once
+ * (and again when renamed), its content as it grows, a refusal; `replay`: dimmed, with the questions.
+ */
+class Screen {
+  readonly #calls = new Map<string, Call>();
+  #textBreak = false; // the next text starts a line: it follows a tool call or a block
+  readonly #style?: number;
+  constructor(readonly out: Output, readonly to: Stream, readonly replay: boolean) {
+    this.#style = replay ? DIM : undefined;
   }
-  notify(method: string, params: unknown): void {
-    this.#send({ jsonrpc: "2.0", method, params });
-  }
-  /** Closes mm's stdin, once what is queued is written. */
-  close(): Promise<void> {
-    return this.#writing.then(() => this.#writer.close()).catch(() => {});
-  }
-  /** How long mm has been silent, sent nothing and been sent nothing; 0 while a tool runs. */
-  silentFor(): number {
-    return this.#running.size > 0 ? 0 : performance.now() - this.#heard;
-  }
-  /** How many bad frames were counted but not logged. */
-  unlogged(): number {
-    return Math.max(0, this.#bad.total - BAD_FRAMES_SHOWN);
-  }
-  /** Queues one frame; the frames of one tick go out in one write, after those before them. */
-  #send(message: object): void {
-    const line = JSON.stringify(message);
-    this.#heard = performance.now(); // mm's silence counts from what it was sent last
-    if (this.#run.options.trace) this.#run.out.note(`→ ${line}`);
-    this.#queued.push(line, "\n");
-    this.#unwritten += line.length + 1;
-    if (this.#queued.length > 2) return; // a write of this tick is scheduled already
-    this.#writing = this.#writing.then(() => this.#writeQueued());
-  }
-  /** Writes what is queued. A failure is reported here, unless mm exited: the run reports that. */
-  async #writeQueued(): Promise<void> {
-    const text = this.#queued.splice(0).join("");
-    try {
-      await this.#writer.write(ENCODER.encode(text));
-      this.#unwritten -= text.length;
-    } catch (error) {
-      const exited = await Promise.race([this.#run.child.status, delay(EXIT_GRACE_MS)]);
-      if (!exited) this.#run.fail(new ClientError(`cannot write to mm: ${errorText(error)}`));
+  /** Shows one `session/update`: a `case` per kind the user sees; any other kind shows nothing. */
+  show(update: unknown): void {
+    const [kind, content] = fields(update, "sessionUpdate", "content");
+    switch (kind) {
+      case "agent_message_chunk":
+        return this.#text(content);
+      case "user_message_chunk":
+        if (this.replay) this.out.line(this.to, `❓ ${blockText(content)}`, DIM);
+        return;
+      case "tool_call":
+      case "tool_call_update":
+        return this.#toolCall(update);
     }
   }
-  // Reading frames.
-  async #read(): Promise<void> {
-    const reader = new LineReader();
-    for await (const chunk of this.#run.child.stdout) {
-      for (const line of reader.push(chunk)) this.#receive(line);
-      if (this.#unwritten > MAX_UNWRITTEN) await this.#writing;
-    }
-    const last = reader.flush();
-    if (last !== undefined) this.#receive(last);
+  /** The answer as it streams; a non-text block on a line of its own. */
+  #text(content: unknown): void {
+    const text = blockText(content);
+    const isText = field(content, "type") === "text";
+    if (text === "") return; // a chunk of only `_meta`
+    if (this.#textBreak && this.to.open) this.out.print(this.to, "\n"); // on a line of its own
+    this.#textBreak = !isText;
+    if (isText) return this.out.print(this.to, text, this.#style);
+    this.out.line(this.to, text, this.#style);
   }
-  #readError(error: unknown): ClientError {
-    if (error instanceof ClientError) return error;
-    const text = errorText(error);
-    if (!(error instanceof LineTooLongError)) return new ClientError(`reading from mm: ${text}`);
-    return new ClientError(`mm sent ${text}; connection dropped`);
+  /** A tool call or its update: its title, its state, the content lines not shown yet. */
+  #toolCall(update: unknown): void {
+    const call = this.see(update);
+    const [status, content, raw] = fields(update, "status", "content", "rawOutput");
+    if (status === "completed" || status === "failed") call.done = true;
+    if (raw !== undefined) call.rawOutput = raw;
+    const failed = status === "failed" && !call.refused; // refused: said so already
+    if (failed) this.out.line(this.to, `✖ ${call.title} failed`, this.#style ?? RED);
+    let lines = Array.isArray(content) ? content.flatMap(contentLines) : call.lines;
+    if (call.done && lines.length === 0) lines = rawOutputLines(call.rawOutput);
+    for (const line of unshown(call.lines, lines)) this.out.line(this.to, `│ ${line}`, this.#style);
+    call.lines = lines;
   }
-  #receive(line: string): void {
-    this.#heard = performance.now();
-    const frame = parseFrame(line);
-    if (frame.kind === "blank") return;
-    if (this.#run.options.trace) this.#run.out.note(`← ${line}`);
-    if (frame.kind === "bad") return this.#badLine(line, frame.reply);
-    this.#bad.inARow = 0;
-    if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
-    const cancel = frame.kind === "notification" && frame.method === "$/cancel_request";
-    if (cancel) return this.#running.get(field(frame.params, "requestId") as RpcId)?.abort();
-    if (frame.kind === "notification") return notified(this.#run, frame.method, frame.params);
-    const waiting = this.#pending.get(frame.id); // mm's answer to one of the client's requests
-    if (!waiting) {
-      const id = JSON.stringify(frame.id);
-      return this.#run.out.log(`answer to no pending request (id ${id}) ignored`);
+  /** The call an update or a permission is about: shown when first seen, and when renamed. */
+  see(toolCall: unknown): Call {
+    const id = String(field(toolCall, "toolCallId") ?? "");
+    const title = field(toolCall, "title");
+    const known = this.#calls.get(id);
+    const call: Call = known ?? { title: typeof title === "string" ? title : id, lines: [] };
+    let shown = known ? undefined : `🛠️ ${call.title}`;
+    if (typeof title === "string" && title !== call.title) {
+      shown = `🛠️ ${call.title} → ${title}`;
+      call.title = title;
     }
-    this.#pending.delete(frame.id);
-    if (!frame.error) return waiting.resolve(frame.result);
-    const { code, message } = frame.error;
-    waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
+    this.#calls.set(id, call);
+    this.#textBreak = true;
+    if (shown) this.out.line(this.to, shown, this.#style);
+    return call;
   }
-  /** A noisy peer: log and answer the first few bad lines, count the rest, give up on a flood. */
-  #badLine(line: string, reply: object): void {
-    const bad = this.#bad;
-    if (bad.inARow === 0) bad.first = line.slice(0, 80);
-    bad.inARow++;
-    bad.total++;
-    if (bad.total <= BAD_FRAMES_SHOWN) {
-      this.#run.out.note(`[client] bad frame from mm: ${line.slice(0, 80)}`);
-      this.#send(reply);
-    }
-    if (bad.inARow < BAD_FRAMES_IN_A_ROW) return;
-    const many = `${bad.inARow} bad lines; first: ${bad.first}`;
-    throw new ClientError(`mm is not speaking JSON-RPC on stdout (${many})`);
-  }
-  // Answering mm's requests.
-  /** Answers a request at once, or when its promise settles, unless mm cancels it first. */
-  #answer(id: string | number, method: string, params: unknown): void {
-    const controller = new AbortController();
-    const settle = (reply: object) => {
-      this.#run.out.record({ request: { method, params }, answer: reply });
-      this.#send({ jsonrpc: "2.0", id, ...reply });
-    };
-    let result;
-    try {
-      result = answerRequest(this.#run, method, params, controller.signal);
-    } catch (error) {
-      return settle(errorReply(error));
-    }
-    if (!(result instanceof Promise)) return settle({ result });
-    // Running: `$/cancel_request` aborts it, answered `-32800` at once; the tool's late end is not.
-    const finish = (reply: object) => {
-      if (this.#running.get(id) !== controller) return; // answered already
-      this.#running.delete(id);
-      settle(reply);
-    };
-    this.#running.set(id, controller);
-    controller.signal.addEventListener("abort", () => finish(CANCELLED));
-    result.then((value) => finish({ result: value }), (error) => finish(errorReply(error)));
+  /** A refused permission: the call's end, as shown. */
+  refused(toolCall: unknown): void {
+    const call = this.see(toolCall);
+    call.done = true;
+    call.refused = true;
+    this.out.line(this.to, `✖ ${call.title} refused`, RED);
   }
 }
-/** The JSON-RPC error an answer that failed is sent as: its own, or `-32603`. */
-function errorReply(error: unknown): { error: { code: number; message: string } } {
-  if (error instanceof RpcError) return { error: { code: error.code, message: error.message } };
-  return { error: { code: -32603, message: `Internal error: ${errorText(error)}` } };
+/** A finished call's `rawOutput` (if any) as lines, 20 at most: a string as text, else as JSON. */
+function rawOutputLines(raw: unknown): string[] {
+  if (raw === undefined) return [];
+  const all = textLines(typeof raw === "string" ? raw : JSON.stringify(raw));
+  return all.length <= 20 ? all : [...all.slice(0, 20), `… (${all.length - 20} more lines)`];
+}
+/**
+ * Of a call's content, the lines not shown yet. ACP: an update's `content` replaces the call's: one
+ * that extends what was shown adds its new part (a last line that grew, again whole), else all.
+ */
+function unshown(shown: string[], lines: string[]): string[] {
+  const last = shown.length - 1;
+  const grew = (line: string, i: number) => i === last && lines[i]?.startsWith(line);
+  if (!shown.every((line, i) => lines[i] === line || grew(line, i))) return lines; // a replacement
+  return lines.slice(lines[last] === shown[last] ? last + 1 : last);
+}
+/** An item of a tool call's content as lines: text, a diff's size, a terminal, another block. */
+function contentLines(item: unknown): string[] {
+  const type = field(item, "type");
+  if (type === "diff") return [`diff ${field(item, "path")} (${diffSize(item)} lines)`];
+  if (type === "terminal") return [`[terminal ${field(item, "terminalId")}]`];
+  return textLines(blockText(type === "content" ? field(item, "content") : item));
+}
+/** A diff's size, `+2 −1`: the lines of `newText` not matched by one of `oldText` are added. */
+function diffSize(diff: unknown): string {
+  const [before, after] = fields(diff, "oldText", "newText").map((t) => textLines(`${t ?? ""}`));
+  const surplus = new Map<string, number>(); // of each line, how many more `before` has
+  for (const line of before) surplus.set(line, (surplus.get(line) ?? 0) + 1);
+  for (const line of after) surplus.set(line, (surplus.get(line) ?? 0) - 1);
+  const kept = before.length - [...surplus.values()].reduce((sum, n) => sum + Math.max(n, 0), 0);
+  return `+${after.length - kept} −${before.length - kept}`;
+}
+/** A text's lines at `\n` or `\r\n`; a last line end adds no line, and "" has none. */
+function textLines(text: string): string[] {
+  return text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
+}
+/** A content block as text: its text, or `[<type>]` for any other kind. */
+function blockText(block: unknown): string {
+  const [type, text] = fields(block, "type", "text");
+  if (type === "text" && typeof text === "string") return text;
+  return `[${typeof type === "string" ? type : "unknown"}]`;
 }
 
-// ─── 9. The command line and the agent file ──────────────────────────────────
+// ─── Asking the person ───────────────────────────────────────────────────────
+/** The key of each kind of option: `a` allow once, `A` allow always, `r` and `R` reject. */
+const OPTION_KEYS = new Map([
+  ["allow_once", "a"],
+  ["allow_always", "A"],
+  ["reject_once", "r"],
+  ["reject_always", "R"],
+]);
+/** An option of mm's that the person can pick, and its key. */
+export type KeyedOption = { key: string; option: Record<string, unknown> };
+/** mm's options with a key each, in mm's order: of each kind the first, if it has an id. */
+export function optionKeys(options: unknown): KeyedOption[] {
+  const keyed: KeyedOption[] = [];
+  for (const option of list(options).filter(isObject)) {
+    const key = OPTION_KEYS.get(String(option.kind));
+    const taken = keyed.some((other) => other.key === key);
+    if (key && !taken && typeof option.optionId === "string") keyed.push({ key, option });
+  }
+  return keyed;
+}
+/** The person at the terminal, as an {@linkcode Asker}; once stdin has ended, nobody answers. */
+function personAsker(out: Output, keyboard: Keyboard, ctrlC: () => void): Asker {
+  return (request, signal) => askPerson(out, keyboard, ctrlC, request, signal);
+}
+/**
+ * Puts a permission to the person: what the call would do, then mm's options, each with its key.
+ * One key answers; Enter is the safe choice. `undefined`: nobody answered (the question was
+ * withdrawn, the turn cancelled, or stdin has ended).
+ */
+async function askPerson(
+  out: Output,
+  keyboard: Keyboard,
+  ctrlC: () => void,
+  request: PermissionRequest,
+  signal: AbortSignal,
+): Promise<Outcome | undefined> {
+  if (signal.aborted || keyboard.ended) return undefined;
+  const keys = optionKeys(request.options);
+  const withdrawn = new Promise<void>((done) => signal.addEventListener("abort", () => done()));
+  const stop = Promise.race([withdrawn, keyboard.lost.catch(() => {})]);
+  keyboard.watchForeground(stop);
+  const safe = keys.find(({ key }) => key === "r") ?? keys.find(({ key }) => key === "R");
+  const named = (keyed?: KeyedOption) => String(keyed?.option.name ?? keyed?.option.kind);
+  const choices = keys.map((keyed) => `[${keyed.key}] ${named(keyed)}`).join("  ");
+  for (const line of whatItWouldDo(request.toolCall)) out.note(`   ${line}`); // whole: nothing hidden
+  out.note(`   ${choices}  (Enter: ${safe ? named(safe) : "cancel"})`);
+  const key = await readKey(keyboard, keys.map((keyed) => keyed.key), stop, ctrlC);
+  if (key === undefined) return undefined;
+  const picked = keys.find((keyed) => keyed.key === key) ?? safe; // Enter: the safe one
+  if (!picked) return { outcome: "cancelled" };
+  return { outcome: "selected", optionId: String(picked.option.optionId) };
+}
+/** What a call asked about would do: its kind, its command or input, its diffs, its places. */
+function whatItWouldDo(toolCall: unknown): string[] {
+  const [kind, input] = fields(toolCall, "kind", "rawInput");
+  const lines = [`kind: ${typeof kind === "string" ? kind : "other"}`];
+  const command = field(input, "command");
+  if (typeof command === "string") lines.push(`command: ${command}`);
+  else if (isObject(input) && Object.keys(input).length > 0) {
+    lines.push(`input: ${JSON.stringify(input)}`);
+  }
+  const diffs = list(field(toolCall, "content")).filter((item) => field(item, "type") === "diff");
+  lines.push(...diffs.flatMap(contentLines));
+  for (const place of list(field(toolCall, "locations"))) {
+    const line = field(place, "line");
+    lines.push(`location: ${field(place, "path")}${typeof line === "number" ? `:${line}` : ""}`);
+  }
+  return lines;
+}
+/** A key this soon after the question showed was typed before it: not an answer. */
+const TYPED_AHEAD_MS = 250;
+/**
+ * One of `keys`, or Enter (`\r`, or `\n` where the terminal maps CR to NL, or Ctrl-J), read in
+ * cbreak mode; `undefined` when `stop` comes first, or stdin ends.
+ */
+async function readKey(
+  keyboard: Keyboard,
+  keys: string[],
+  stop: Promise<unknown>,
+  ctrlC: () => void,
+) {
+  const shown = performance.now();
+  // cbreak: Ctrl-C is still SIGINT, which cancels the turn. Windows has no cbreak: Ctrl-C is a key.
+  const windows = Deno.build.os === "windows";
+  Deno.stdin.setRaw(true, { cbreak: !windows });
+  try {
+    for (;;) {
+      const read = await keyboard.next(stop);
+      if (read === undefined || read.done) return undefined; // stopped, or nobody is left to type
+      const key = new TextDecoder().decode(read.value);
+      if (key === "\x03") ctrlC(); // Windows: the key is the interrupt
+      const typedAhead = performance.now() - shown < TYPED_AHEAD_MS;
+      if (!typedAhead && (key === "\r" || key === "\n" || keys.includes(key))) return key;
+    }
+  } finally {
+    Deno.stdin.setRaw(false);
+  }
+}
+
+// ─── The questions of -i and - ───────────────────────────────────────────────
+/** Why the terminal cannot be read any more, most often, and what to do. */
+const LOST_TERMINAL = "most likely the shell took it back when npm's Node wrapper around deno " +
+  'ended at Ctrl-C; put the real deno binary first on PATH (the README\'s "Two commands" says how)';
+/**
+ * stdin, read by one reader for the questions of `-i` and `-` and a permission's keys: a chunk
+ * read for a permission question that ended meanwhile (its turn was cancelled) goes to the next
+ * reader. `lost` rejects when the terminal is taken from the client.
+ */
+class Keyboard {
+  #reader?: ReadableStreamDefaultReader<Uint8Array>;
+  #read?: Promise<ReadableStreamReadResult<Uint8Array>>; // asked for, and not taken yet
+  ended = false; // stdin has ended: nobody is left to type
+  readonly #lost = Promise.withResolvers<never>();
+  readonly lost = this.#lost.promise;
+  constructor() {
+    this.lost.catch(() => {}); // read where it matters, by each wait
+  }
+  /** The next chunk of stdin, or `undefined` when `stop` settles first (the chunk is kept). */
+  async next(stop: Promise<unknown> = new Promise(() => {})) {
+    this.#reader ??= Deno.stdin.readable.getReader();
+    this.#read ??= this.#reader.read();
+    const read = await Promise.race([this.#read, stop.then(() => undefined), this.lost]);
+    if (!read) return read;
+    this.#read = undefined;
+    if (read.done) this.ended = true;
+    return read;
+  }
+  /** Every chunk, to the end of stdin. */
+  async *chunks(): AsyncGenerator<Uint8Array> {
+    for (let read = await this.next(); read && !read.done; read = await this.next()) {
+      yield read.value;
+    }
+  }
+  /**
+   * Ends the run if the client is no longer in the terminal's foreground while it waits for the
+   * person (until `until` settles): the program the shell started around deno (npm's Node
+   * wrapper) ended at Ctrl-C, and the shell took the terminal back. A read that began before
+   * cannot tell: it would wait on, racing the shell for what the person types. `ps` says it (`+`).
+   */
+  watchForeground(until: Promise<unknown>): void {
+    if (!granted({ name: "run", command: "ps" })) return;
+    let waiting = true;
+    const stopWaiting = () => {
+      waiting = false;
+    };
+    until.then(stopWaiting, stopWaiting);
+    const ps = new Deno.Command("ps", {
+      args: ["-o", "stat=", "-p", `${Deno.pid}`],
+      stderr: "null",
+    });
+    const lost = "the shell has it back";
+    const check = async () => {
+      if (!waiting) return;
+      const output = await attempt(() => ps.output(), undefined)?.catch(() => undefined);
+      if (!output?.success || !waiting) return; // no ps here: nothing to go by
+      if (new TextDecoder().decode(output.stdout).includes("+")) return after(FOREGROUND_MS, check);
+      this.#lost.reject(
+        new ClientError(`cannot read the terminal any more (${lost}): ${LOST_TERMINAL}`),
+      );
+    };
+    after(FOREGROUND_MS, check);
+  }
+}
+/** How often the client makes sure it has the terminal while it waits for the person. */
+const FOREGROUND_MS = 300;
+/** The lines of stdin, for `-i` and `-`; a line over the limit, or a failed read, is an error. */
+async function* stdinLines(chunks: AsyncIterable<Uint8Array>) {
+  const reader = new LineReader();
+  try {
+    for await (const chunk of chunks) yield* reader.push(chunk);
+  } catch (error) {
+    if (error instanceof LineTooLongError) throw new ClientError(`stdin has ${error.message}`, 2);
+    if (error instanceof ClientError) throw error;
+    const reason = errorText(error).replace(/ \(os error \d+\)$/, ""); // the system's words
+    if (!Deno.stdin.isTerminal()) throw new ClientError(`cannot read stdin: ${reason}`);
+    // The program the shell started, a wrapper around deno (npm's bin.cjs, a Node process), ended
+    // at Ctrl-C and the shell took the terminal back; the client, in the background, reads EIO.
+    throw new ClientError(`cannot read the terminal any more (stdin: ${reason}): ${LOST_TERMINAL}`);
+  }
+  const last = reader.flush();
+  if (last !== undefined) yield last;
+}
+/** `-`: the question is all of stdin (at a terminal, after a hint); empty: the default one. */
+async function questionFromStdin(out: Output, keyboard: Keyboard): Promise<string> {
+  const hint = "[client] reading the question from stdin; end it with Ctrl-D";
+  if (Deno.stdin.isTerminal()) out.note(hint);
+  const lines = await Array.fromAsync(stdinLines(keyboard.chunks()));
+  return lines.join("\n").trim() || DEFAULT_QUESTION;
+}
+/**
+ * The questions of `--interactive`: the first (if given), then each line of stdin, after a `> `
+ * at a terminal, blank lines skipped, until the end of input, or until `stopped()`.
+ */
+async function* questionsOf(
+  first: string | undefined,
+  out: Output,
+  keyboard: Keyboard,
+  stopped: () => boolean,
+): AsyncGenerator<string> {
+  if (first !== undefined) yield first;
+  const lines = stdinLines(keyboard.chunks()); // shared with the permission questions
+  for (;;) {
+    if (stopped()) return; // SIGTERM: the client ends after the turn
+    const question = await nextQuestion(out, keyboard, lines);
+    if (question === undefined) return; // end of input
+    yield question;
+  }
+}
+/** The next question of `--interactive`, blank lines skipped, after a prompt on a terminal. */
+async function nextQuestion(out: Output, keyboard: Keyboard, lines: AsyncGenerator<string>) {
+  const atTerminal = Deno.stdin.isTerminal();
+  for (;;) {
+    if (atTerminal) out.print(out.stderr, "> ");
+    const answered = Promise.withResolvers<void>();
+    if (atTerminal) keyboard.watchForeground(answered.promise);
+    const next = await Promise.race([lines.next(), keyboard.lost]).finally(answered.resolve);
+    out.stderr.open = false; // the person's Enter ended the prompt's line
+    if (next.done && atTerminal) out.print(out.stderr, "\n"); // Ctrl-D did not
+    if (next.done || next.value.trim()) return next.value?.trim();
+  }
+}
+
+// ─── The command line ────────────────────────────────────────────────────────
+/** The names of the tools the client lends, for the texts that speak of them: `host_info, clock`. */
+const TOOL_NAMES = TOOLS.map((tool) => tool.name).join(", ");
 /** The default question. */
 export const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
@@ -1405,14 +1942,17 @@ export const OPTIONS = {
 } as const;
 /** An option's name: `agent`, `turn-timeout`. */
 export type OptionName = keyof typeof OPTIONS;
-/** The usage text of `--help`. */
-export const USAGE = `usage: client.ts [options] [question | -]
+/** The usage text of `--help`, naming the command as it was started (`client.ts`, or installed). */
+export function usage(program = "client.ts"): string {
+  const lines = Object.entries(OPTIONS).map(([name, option]) => usageLine(name, option));
+  return `usage: ${program} [options] [question | -]
 
 Lends mini-me (mm -acp) the client's tools (${TOOL_NAMES}), asks it a question
 ("-": read the question from stdin).
 
 options:
-${Object.entries(OPTIONS).map(([name, option]) => usageLine(name, option)).join("\n")}`;
+${lines.join("\n")}`;
+}
 /** One option's line of the usage: `  -i, --interactive  more questions…`. */
 function usageLine(name: string, option: { value?: string; short?: string; help: string }) {
   const letter = option.short ? `-${option.short}, ` : "";
@@ -1424,17 +1964,24 @@ export type OptionValues = {
   [name in OptionName]?: (typeof OPTIONS)[name] extends { type: "string" } ? string : boolean;
 };
 /** A run's options: those typed, the first question (`-`: stdin), the timeouts in seconds. */
-export type Options = OptionValues & { question?: string; seconds: number; turnSeconds?: number };
+export type Options = OptionValues & {
+  question?: string;
+  seconds: number;
+  turnSeconds?: number;
+  /** The name the command was started by, for its messages (`--called`, baked in by a task). */
+  program: string;
+};
 /** The options, or a usage error (exit 2). */
 export function parseCommandLine(argv: readonly string[]): Options {
-  const { values, words } = readCommandLine(ownArguments(argv));
+  const { program, args } = ownArguments(argv);
+  const { values, words } = readCommandLine(args);
   const problem = combinationProblem(values, words);
   if (problem) throw usageError(problem);
   const question = words || (values.interactive ? undefined : DEFAULT_QUESTION);
   const turn = values["turn-timeout"];
   const turnSeconds = turn === undefined ? undefined : secondsOf("turn-timeout", turn);
   const seconds = secondsOf("timeout", String(values.timeout));
-  return { ...values, question, seconds, turnSeconds };
+  return { ...values, question, seconds, turnSeconds, program };
 }
 /**
  * The options typed and the words of the question, read by `parseArgs`: `--name value`,
@@ -1482,14 +2029,27 @@ function parseProblem(error: unknown, tokens: ArgToken[]): string {
 type ArgToken = NonNullable<ReturnType<typeof parseArgs>["tokens"]>[number];
 /** Whether `--json` is among the options, read leniently: for a command line that has a mistake. */
 function asksForJson(argv: readonly string[]): boolean {
-  const args = ownArguments(argv);
+  const { args } = ownArguments(argv);
   const lenient = { args, options: OPTIONS, allowPositionals: true, strict: false } as const;
   return attempt(() => parseArgs(lenient).values.json === true, false);
 }
-/** The client's own arguments: a first `--`, which `deno task` passes on, is dropped. */
-const ownArguments = (argv: readonly string[]) => argv[0] === "--" ? argv.slice(1) : [...argv];
+/**
+ * The client's own arguments, and the name it was started by: a first `--called NAME`, which the
+ * install and compile tasks bake in, names it; a first `--`, which `deno task` passes on, is dropped.
+ */
+function ownArguments(argv: readonly string[]): { program: string; args: string[] } {
+  const called = argv[0] === "--called" && argv.length > 1;
+  const program = called ? argv[1] : "client.ts";
+  const args = argv.slice(called ? 2 : 0);
+  return { program, args: args[0] === "--" ? args.slice(1) : args };
+}
 /** A usage error: its message, then the usage; exit 2. */
-const usageError = (message: string) => new ClientError(message, 2, true);
+class UsageError extends ClientError {
+  constructor(message: string) {
+    super(message, 2);
+  }
+}
+const usageError = (message: string) => new UsageError(message);
 /** An option this client does not have, and the long one it may be a typo of (`--tiemout`). */
 function unknownOption(rawName: string): string {
   const typed = rawName.slice(2); // "" for `-x`: a name under 3 characters is not guessed at
@@ -1498,7 +2058,7 @@ function unknownOption(rawName: string): string {
   return `unknown option ${rawName}`;
 }
 /** Options that cannot go together, or values that cannot be. */
-function combinationProblem(values: Omit<Options, "question" | "seconds">, words: string) {
+function combinationProblem(values: OptionValues, words: string) {
   const { json, quiet, resume, sessions, interactive } = values;
   if (json && quiet) return "--json and --quiet both say what stdout is: pick one";
   if (sessions && quiet) return "--sessions lists on stdout, where --quiet writes only an answer";
@@ -1556,7 +2116,8 @@ function readAgentFile(name: string, given: boolean) {
     const [enabled, discovery] = fields(tools, "enabled", "discovery");
     return { path, config: { enabled: enabled !== false, discovery: String(discovery ?? "meta") } };
   }
-  const hint = given ? "" : " (run from the project folder or pass --agent)";
+  // The file travels with client.ts: a copy without it finds none, and is told what to do.
+  const hint = given ? "" : ` (copy it beside client.ts, or pass --agent FILE)`;
   throw new ClientError(`agent file not found: ${name}${hint}`, 2);
 }
 /**
@@ -1584,143 +2145,129 @@ export function agentFileWarnings(file: string, config: AgentConfig, request: bo
   return [`${sets}.discovery: ${config.discovery}, but the client announces ${announced}; ${then}`];
 }
 
-// ─── 10. Checking TOOLS, and the arguments of a call ────────────────────────
-/**
- * What is wrong with `TOOLS`, by mm's rules (acp-client-tools.md, "Validation d'une liste") and
- * the client's (one `method` each: calls are dispatched by it). mm would skip a broken entry in
- * silence; the client stops before mm starts. Entries count from 0, as `TOOLS[1]` does.
- */
-export function checkTools(tools: readonly Tool[]): string | undefined {
-  for (const [index, tool] of tools.entries()) {
-    const problem = toolProblem(tool, tools.slice(0, index));
-    if (problem) return `TOOLS entry ${index} (${JSON.stringify(tool?.name ?? "")}): ${problem}`;
-  }
-  return undefined;
-}
-/** What is wrong with one entry of `TOOLS`, given the entries before it. */
-function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
-  if (typeof tool.name !== "string" || tool.name === "") return "no name";
-  const method = typeof tool.method === "string" ? tool.method : "";
-  if (!method.startsWith("_")) {
-    return `method ${JSON.stringify(method)} must start with "_" (an ACP extension method)`;
-  }
-  const schema: unknown = tool.inputSchema;
-  // mm decodes it as Go does: `null` is no schema, and no parameter.
-  if (schema != null && !isObject(schema)) return "inputSchema must be an object";
-  const type = field(schema, "type");
-  if (type !== undefined && type !== "object") {
-    return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
-  }
-  const name = modelName(tool.name);
-  if (name === "client_") return `name ${JSON.stringify(tool.name)} leaves the model no name`;
-  if (method === "_org.mini-me/tools/list") return `method "${method}" is mm's list request`;
-  const sameName = before.findIndex((other) => modelName(other.name) === name);
-  if (sameName >= 0) {
-    return `duplicate tool name "${name}": entry ${sameName} (${before[sameName].name}) has it`;
-  }
-  const sameMethod = before.findIndex((other) => other.method === method);
-  if (sameMethod === -1) return undefined;
-  const owner = before[sameMethod].name;
-  return `method "${method}" is entry ${sameMethod}'s (${owner}) too; calls are dispatched by it`;
-}
-/**
- * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
- * `[A-Za-z0-9]` is `_`, a run of `_` one, leading and trailing `_` go: `client_open_buffers`.
- */
-export function modelName(name: string): string {
-  return `client_${name.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_|_$/g, "")}`;
-}
-
-/**
- * A call's arguments against its tool's `inputSchema`: `required`, each `type` and `enum`. mm
- * checks only `required`, and hides `enum` from the model (acp-client-tools.md, "Le schéma tel que
- * le voit le modèle"): a model may send anything else. The mismatch, in words it can act on.
- */
-export function checkArguments(
-  tool: Pick<Tool, "name" | "inputSchema">,
-  args: Record<string, unknown>,
-): string | undefined {
-  const properties = field(tool.inputSchema, "properties");
-  for (const name of list(field(tool.inputSchema, "required"))) {
-    if (typeof name !== "string" || Object.hasOwn(args, name)) continue;
-    const choices = list(field(field(properties, name), "enum"));
-    const hint = choices.length > 0 ? ` (one of ${choices.join(", ")})` : "";
-    return `${tool.name}: missing parameter ${JSON.stringify(name)}${hint}`;
-  }
-  for (const [name, value] of Object.entries(args)) {
-    const problem = valueProblem(field(properties, name), value);
-    if (problem) return `${tool.name}: ${JSON.stringify(name)} must be ${problem}`;
-  }
-  return undefined;
-}
-/** What one property's schema says against `value` (`a string, not 5`), if anything. */
-function valueProblem(schema: unknown, value: unknown): string | undefined {
-  const declared = field(schema, "type");
-  const types = (Array.isArray(declared) ? declared : [declared]).map((type) => TYPES.get(type));
-  // A type this check does not know, or none, is left to the tool.
-  if (types.every((type) => type !== undefined) && !types.some((type) => type.test(value))) {
-    return `${types.map((type) => type.words).join(" or ")}, not ${preview(value)}`;
-  }
-  const choices = field(schema, "enum");
-  if (!Array.isArray(choices) || choices.includes(value)) return undefined;
-  const text = JSON.stringify(value); // an object or an array is the same if its JSON is
-  if (choices.some((choice) => JSON.stringify(choice) === text)) return undefined;
-  return `one of ${choices.join(", ")}, not ${preview(value)}`;
-}
-/** JSON Schema's primitive types: how an error names each, and how a value is checked. */
-const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolean }>([
-  ["string", { words: "a string", test: (value) => typeof value === "string" }],
-  ["number", { words: "a number", test: (value) => typeof value === "number" }],
-  ["integer", { words: "an integer", test: (value) => Number.isInteger(value) }],
-  ["boolean", { words: "a boolean", test: (value) => typeof value === "boolean" }],
-  ["array", { words: "an array", test: (value) => Array.isArray(value) }],
-  ["object", { words: "an object", test: (value) => isObject(value) }],
-  ["null", { words: "null", test: (value) => value === null }],
-]);
-const preview = (value: unknown) => JSON.stringify(value).slice(0, 40);
-
-// ─── Helpers ─────────────────────────────────────────────────────────────────
-// Used only once the module has loaded, so written as constants.
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-const list = (value: unknown): unknown[] => Array.isArray(value) ? value : [];
-/** `value[key]` when `value` is an object, else `undefined`; `fields()`, of several keys. */
-const field = (value: unknown, key: string): unknown => isObject(value) ? value[key] : undefined;
-const fields = (value: unknown, ...keys: string[]) => keys.map((key) => field(value, key));
-const errorText = (error: unknown) => error instanceof Error ? error.message : String(error);
-/** Whether a permission is granted, asked without ever prompting. */
-const granted = (descriptor: Deno.PermissionDescriptor) =>
-  Deno.permissions.querySync(descriptor).state === "granted";
-/** An environment variable; one the run may not read counts as unset. */
-const readEnv = (name: string) =>
-  granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined;
-const delay = (ms: number) => new Promise<undefined>((done) => after(ms, () => done(undefined)));
-/**
- * Calls `fire` in `ms`, unless the function it returns is called first. The web's own timer: Deno's
- * global `setTimeout` and `clearTimeout` are Node's, whose loading costs a tenth of a start. A
- * stopped timer holds the event loop until its time: no matter, the client ends with `Deno.exit()`.
- */
-function after(ms: number, fire: () => void): () => void {
-  if (ms > 2 ** 31 - 1) return () => {}; // longer than a timer can wait (24.8 days): never fires
-  const signal = AbortSignal.timeout(ms);
-  signal.addEventListener("abort", fire);
-  return () => signal.removeEventListener("abort", fire);
-}
-/** What `run()` returns, or `otherwise` when it throws. */
-function attempt<T, U>(run: () => T, otherwise: U): T | U {
+// ─── main() ──────────────────────────────────────────────────────────────────
+/** Runs the client; every failure is one `error: …` line, and no mm process outlives the run. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const out = new Output();
+  let terminal: Terminal | undefined;
+  let code = 1;
   try {
-    return run();
-  } catch {
-    return otherwise;
+    const options = parseCommandLine(argv);
+    if (options.help || options.version) {
+      const text = options.help ? usage(options.program) : `host-info-client ${VERSION}`;
+      out.print(out.stdout, `${text}\n`);
+      return 0;
+    }
+    const broken = checkTools(TOOLS); // after --help: a copier with a slip can still read it
+    if (broken) throw new ClientError(broken, 2);
+    terminal = new Terminal(out, options);
+    code = await converse(terminal, options);
+  } catch (error) {
+    code = error instanceof ClientError ? error.exitCode : 1;
+    terminal?.flush(); // mm's last words, before the client's line about its end
+    if (out.stderr.open) out.print(out.stderr, "\n"); // Ctrl-C at the prompt: end its line
+    const message = errorText(error);
+    if (message) out.note(`error: ${message}`);
+    if (error instanceof UsageError) out.note(usage(ownArguments(argv).program));
+    // A script is told why, even of a usage error: --json among the options, before any `--`.
+    const failed = terminal?.stdout.failed ??
+      (asksForJson(argv) ? jsonLines(out).failed : undefined);
+    failed?.(message || "interrupted", code);
   }
+  terminal?.flush();
+  // After a turn that ended, cancelled or not, or at the -i prompt: how to come back to it.
+  const resumable = code === 0 || ([124, 130, 143].includes(code) && !terminal?.turn);
+  const sessionId = terminal?.sessionId;
+  if (resumable && sessionId) terminal?.log(`continue with: --resume ${sessionId}`);
+  out.waitFor(undefined);
+  out.flush();
+  return code;
 }
-/** A function that reads a value the first time it is called, and then remembers it. */
-function once<T>(read: () => T): () => T {
-  let value: { read: T } | undefined;
-  return () => {
-    value ??= { read: read() };
-    return value.read;
+
+/** The conversation the options ask for: the agent file read, `TOOLS` lent to mm, the exit code. */
+async function converse(terminal: Terminal, options: Options): Promise<number> {
+  const { out } = terminal;
+  const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
+  const { path, config } = readAgentFile(agent, options.agent !== undefined);
+  for (const warning of agentFileWarnings(agent, config, !!options.request)) {
+    out.note(`[client] ${warning}`);
+  }
+  const keyboard = new Keyboard(); // stdin, shared by the questions and the permissions
+  if (options.question === "-") options.question = await questionFromStdin(out, keyboard);
+  const { controller } = terminal;
+  out.onFailure = (e) => {
+    controller.abort(new ClientError(`cannot write the conversation: ${errorText(e)}`));
   };
+  Deno.addSignalListener("SIGINT", () => terminal.interrupt("SIGINT"));
+  // No SIGTERM on Windows: Deno refuses the listener.
+  if (Deno.build.os !== "windows") {
+    Deno.addSignalListener("SIGTERM", () => terminal.interrupt("SIGTERM"));
+  }
+  const atTerminal = Deno.stdin.isTerminal() && out.stderr.terminal;
+  const asks = atTerminal && !options.json && !options["no-ask"];
+  const ctrlC = () => terminal.interrupt("SIGINT");
+  let questions: LendOptions["questions"] = options.question ?? DEFAULT_QUESTION;
+  if (options.interactive) {
+    questions = questionsOf(options.question, out, keyboard, () => terminal.ending);
+  }
+  const { mm, namedBy } = mmToStart(options);
+  const lent = await lend({
+    mm: { command: mm, args: ["-acp", "-agent", path] }, // the line to change if yours starts otherwise
+    tools: TOOLS,
+    discovery: options.request ? "request" : "meta",
+    questions,
+    view: terminal,
+    asker: asks ? personAsker(out, keyboard, ctrlC) : undefined,
+    signal: controller.signal,
+    timeout: options.seconds,
+    turnTimeout: options.turnSeconds,
+    resume: sessionToResume(options, terminal.stdout),
+  }).catch((error) => {
+    throw startError(error, mm, namedBy);
+  });
+  return terminal.exitCode(lent);
+}
+/** The mm to start: `--mm`, else `MM_BIN` (set and not empty), else `mm` on `PATH`; who named it. */
+function mmToStart(options: Options): { mm: string; namedBy?: string } {
+  if (options.mm) return { mm: options.mm, namedBy: "--mm" };
+  const fromEnv = readEnv("MM_BIN");
+  if (fromEnv) return { mm: fromEnv, namedBy: "MM_BIN" };
+  return { mm: "mm" };
+}
+/** mm that cannot be started, with what to do next: the hint names what named it. */
+function startError(error: unknown, mm: string, namedBy?: string): unknown {
+  if (!(error instanceof ClientError) || error.exitCode !== 127 || !error.cause) return error;
+  let reason = error.message;
+  // A name without a slash is looked for on PATH, as a shell does, not in this folder.
+  const here = !/[/\\]/.test(mm) && granted({ name: "read", path: mm });
+  if (reason.endsWith(": not found") && here && attempt(() => Deno.statSync(mm).isFile, false)) {
+    reason += ` on PATH (for the file in this folder: ./${mm})`;
+  }
+  const unreadable = !namedBy && !granted({ name: "env", variable: "MM_BIN" });
+  if (unreadable) reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";
+  let next = "Install mini-me or set MM_BIN / --mm";
+  if (namedBy) next = `${namedBy} names it: check that path`;
+  return new ClientError(`${reason}. ${next}.`, 127);
+}
+/** The session to continue: `--resume ID`; `--continue`, this folder's latest; `--sessions`: none. */
+function sessionToResume(options: Options, stdout: StdoutView): LendOptions["resume"] {
+  if (options.sessions) {
+    return {
+      choose: (found) => {
+        stdout.sessions?.(found);
+        return undefined;
+      },
+    };
+  }
+  if (!options.continue) return options.resume;
+  return { cwd: Deno.cwd(), choose: latestSession };
+}
+/** `--continue`: the most recent of the sessions of the current folder. */
+function latestSession(sessions: Record<string, unknown>[]): string {
+  const updated = (s: unknown) => String(field(s, "updatedAt") ?? "");
+  const [latest] = sessions.sort((a, b) => updated(b).localeCompare(updated(a)));
+  if (!latest) throw new ClientError(`mm has no session in ${Deno.cwd()} to continue`);
+  return String(latest.sessionId);
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

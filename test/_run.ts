@@ -8,7 +8,7 @@
  * @module
  */
 
-import { hostInfo, TOOL_DESCRIPTIONS, TOOLS } from "../client.ts";
+import { describeTools, hostInfo, TOOLS } from "../client.ts";
 import { validateToolList } from "./mm_sim.ts";
 import assert, { clip } from "./_assert.ts";
 import { checkSentFrames } from "./_schema.ts";
@@ -31,7 +31,7 @@ export const OS_TEXT = hostInfo("os").content[0].text;
  * The names mm's log gives the client's tools (`client_host_info`, and those a copier added), in
  * its order: what follows `[acp] client tools (meta): `.
  */
-export const MODEL_NAMES = validateToolList([...TOOL_DESCRIPTIONS]).tools
+export const MODEL_NAMES = validateToolList(describeTools(TOOLS)).tools
   .map((tool) => tool.modelName).join(", ");
 
 /** The names of the client's tools, as its warnings and `--help` give them: `host_info`, … */
@@ -767,7 +767,7 @@ export const SLOW_TOOL = `  {
  */
 export function clientWithTools(entries: string): string {
   const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
-  const registry = /(\nexport const TOOLS: readonly Tool\[\] = \[\n[\s\S]*?\n {2}\},\n)(\];\n)/;
+  const registry = /(\nexport const TOOLS: readonly Tool\[\] = \[\n[\s\S]*?\n {2}\}\),\n)(\];\n)/;
   if (!registry.test(source)) throw new Error("client.ts has no TOOLS list where the README says");
   const lent = new Set(TOOLS.map((tool) => tool.name));
   const added = entries.split(/\n(?= {0,2}\{\n)/).filter((entry) => {

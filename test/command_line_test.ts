@@ -11,7 +11,7 @@ import {
   ClientError,
   DEFAULT_QUESTION,
   parseCommandLine,
-  USAGE,
+  usage,
 } from "../client.ts";
 import {
   agentFileWith,
@@ -40,6 +40,7 @@ Deno.test("command line: defaults to meta mode, 30 s and the default question", 
     timeout: "30",
     seconds: 30,
     turnSeconds: undefined,
+    program: "client.ts",
   });
 });
 
@@ -135,7 +136,7 @@ Deno.test("command line: --timeout takes a decimal number of seconds above 0, no
 function usageError(argv: string[], message: string): void {
   assert.throws(
     () => parseCommandLine(argv),
-    (e) => e instanceof ClientError && e.exitCode === 2 && e.usage && e.message === message,
+    (e) => e instanceof ClientError && e.exitCode === 2 && e.message === message,
   );
 }
 
@@ -281,7 +282,7 @@ Deno.test("README: its --help is what --help prints", () => {
   // The README shows the demo as shipped, with host_info alone.
   assert.equal(
     block,
-    USAGE.replace(`the client's tools (${TOOL_NAMES})`, "the client's tools (host_info)"),
+    usage().replace(`the client's tools (${TOOL_NAMES})`, "the client's tools (host_info)"),
   );
 });
 
@@ -295,7 +296,7 @@ Deno.test("command line: --help prints the usage and exits 0; --version prints t
   assert.ok(!help.stdout.includes("one tool"), help.stdout);
   const version = await runClient({ noMm: true, noTrace: true, args: ["--version"] });
   assert.equal(version.code, 0);
-  assert.equal(version.stdout, "host-info-client 0.3.0\n");
+  assert.equal(version.stdout, "host-info-client 0.4.0\n");
 });
 
 /** Command lines that are usage errors, each with what the error line says. */
@@ -443,7 +444,7 @@ Deno.test("agent file: one that cannot be used is one error line naming it and w
   }
 });
 
-Deno.test("agent file: a missing default one gets the hint to run from the project folder or pass --agent", async () => {
+Deno.test("agent file: a missing default one, as in a folder where client.ts was copied alone, says to copy it beside client.ts or pass --agent", async () => {
   // A copy of the client in a folder with no agent file, run from another
   // such folder: neither the current folder nor the client's has agent.yaml.
   const copy = scratchDir("host-info-client-");
@@ -457,7 +458,7 @@ Deno.test("agent file: a missing default one gets the hint to run from the proje
   assert.equal(run.code, 2, run.stderr);
   assert.equal(
     run.stderr,
-    "error: agent file not found: agent.yaml (run from the project folder or pass --agent)\n",
+    "error: agent file not found: agent.yaml (copy it beside client.ts, or pass --agent FILE)\n",
   );
 });
 

@@ -7,7 +7,7 @@
  */
 
 import assert from "./_assert.ts";
-import { choosePermission, isOfferedToolTitle, optionKeys, TOOLS } from "../client.ts";
+import { choosePermission, decide, optionKeys, TOOLS } from "../client.ts";
 import {
   agentFileWith,
   askingShellAgent,
@@ -39,8 +39,14 @@ import {
 
 // ─── The policy, pure ────────────────────────────────────────────────────────
 
-Deno.test("permissions: only the exact title of an offered tool is allowed", () => {
-  assert.equal(isOfferedToolTitle("client: host_info"), true);
+Deno.test("permissions: decide() allows only the exact title of an offered tool, and asks about anything else", () => {
+  // As the client reads mm's request: a title that is not a string is none.
+  const decided = (title: unknown) =>
+    decide(
+      { title: typeof title === "string" ? title : undefined, toolCall: {}, options: [] },
+      TOOLS,
+    );
+  assert.equal(decided("client: host_info"), "allow");
   for (
     const title of [
       "client: host_info ",
@@ -58,7 +64,7 @@ Deno.test("permissions: only the exact title of an offered tool is allowed", () 
       42,
     ]
   ) {
-    assert.equal(isOfferedToolTitle(title), false, JSON.stringify(title));
+    assert.equal(decided(title), "ask", JSON.stringify(title));
   }
 });
 

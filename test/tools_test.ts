@@ -10,6 +10,7 @@ import assert from "./_assert.ts";
 import {
   checkArguments,
   checkTools,
+  describeTools,
   describeUptime,
   gib,
   hostInfo,
@@ -18,7 +19,6 @@ import {
   osName,
   readToolCall,
   type Tool,
-  TOOL_DESCRIPTIONS,
   TOOLS,
   toolText,
   VERSION,
@@ -375,11 +375,11 @@ Deno.test("tools: a type the check does not know, an untyped property and an unk
 });
 
 Deno.test("tools: every description in TOOLS passes mini-me's list validation, host_info's as fixed", () => {
-  const { tools, skipped } = validateToolList([...TOOL_DESCRIPTIONS]);
+  const { tools, skipped } = validateToolList(describeTools(TOOLS));
   assert.deepEqual(skipped, []);
   assert.equal(tools.length, TOOLS.length);
   assert.ok(tools.some((tool) => tool.modelName === "client_host_info"));
-  const hostInfoTool = TOOL_DESCRIPTIONS.find((tool) => tool.name === "host_info")!;
+  const hostInfoTool = describeTools(TOOLS).find((tool) => tool.name === "host_info")!;
   assert.equal(hostInfoTool.method, "_demo.minime/host_info");
   assert.deepEqual(hostInfoTool.inputSchema, {
     type: "object",
@@ -399,8 +399,8 @@ Deno.test("tools: every description in TOOLS passes mini-me's list validation, h
 });
 
 Deno.test("tools: every entry of TOOLS is offered as its description alone, the function left out", () => {
-  assert.deepEqual(TOOLS.map((t) => t.name), TOOL_DESCRIPTIONS.map((t) => t.name));
-  for (const [i, description] of TOOL_DESCRIPTIONS.entries()) {
+  assert.deepEqual(TOOLS.map((t) => t.name), describeTools(TOOLS).map((t) => t.name));
+  for (const [i, description] of describeTools(TOOLS).entries()) {
     const { call: _, ...rest } = TOOLS[i];
     assert.deepEqual(description, rest);
     assert.equal(JSON.stringify(description), JSON.stringify(rest), "it crosses the wire whole");
@@ -408,15 +408,16 @@ Deno.test("tools: every entry of TOOLS is offered as its description alone, the 
 });
 
 Deno.test("tools: initialize offers the list in meta mode, true in request mode, and no fs or terminal", () => {
-  const capabilities = (request: boolean) => initializeParams(request).clientCapabilities;
-  assert.deepEqual(capabilities(false)._meta, { "org.mini-me/tools": TOOL_DESCRIPTIONS });
+  const capabilities = (request: boolean) =>
+    initializeParams(request ? "request" : "meta", TOOLS).clientCapabilities;
+  assert.deepEqual(capabilities(false)._meta, { "org.mini-me/tools": describeTools(TOOLS) });
   assert.deepEqual(capabilities(true)._meta, { "org.mini-me/tools": true });
   assert.deepEqual(capabilities(false).fs, { readTextFile: false, writeTextFile: false });
   assert.equal(capabilities(false).terminal, false);
-  assert.equal(initializeParams(false).protocolVersion, 1);
-  assert.deepEqual(initializeParams(false).clientInfo, {
+  assert.equal(initializeParams("meta", TOOLS).protocolVersion, 1);
+  assert.deepEqual(initializeParams("meta", TOOLS).clientInfo, {
     name: "host-info-client",
-    version: "0.3.0",
+    version: "0.4.0",
   });
 });
 
@@ -921,8 +922,8 @@ Deno.test("README: the map of client.ts gives its sections in order, and only na
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
   const map = readme.slice(readme.indexOf("## A map of client.ts"), readme.indexOf("## Tests"));
   const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
-  const sections = [...source.matchAll(/^\/\/ ─── (\d+)\. ([^─]+?) ─/gm)].map((m) =>
-    `${m[1]}. ${m[2]}`
+  const sections = [...source.matchAll(/^\/\/ ─── ([^─]+?) ─/gm)].map((m, i) =>
+    `${i + 1}. ${m[1]}`
   );
   const mapped = [...map.matchAll(/^(\d+)\. \*\*([^*]+)\*\*/gm)].map((m) => `${m[1]}. ${m[2]}`);
   assert.equal(mapped.length, sections.length, `${mapped}\n${sections}`);

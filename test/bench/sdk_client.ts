@@ -11,10 +11,10 @@
 import * as acp from "@agentclientprotocol/sdk";
 import {
   checkArguments,
+  decide,
+  describeTools,
   initializeParams,
-  isOfferedToolTitle,
   readToolCall,
-  TOOL_DESCRIPTIONS,
   TOOLS,
   toolText,
 } from "../../client.ts";
@@ -41,10 +41,11 @@ const app = acp.client({ name: "sdk-reference" })
   })
   .onRequest("_org.mini-me/tools/list", anything, ({ params }) => {
     log(`list requested for session ${(params as Record<string, unknown>)?.sessionId}`);
-    return { tools: TOOL_DESCRIPTIONS };
+    return { tools: describeTools(TOOLS) };
   })
   .onRequest("session/request_permission", ({ params }) => {
-    const allow = isOfferedToolTitle(params.toolCall.title);
+    const title = params.toolCall.title ?? undefined;
+    const allow = decide({ title, toolCall: {}, options: [] }, TOOLS) === "allow";
     const option = params.options.find((o) => o.kind === (allow ? "allow_once" : "reject_once"));
     return option
       ? { outcome: { outcome: "selected", optionId: option.optionId } }
@@ -59,7 +60,10 @@ const app = acp.client({ name: "sdk-reference" })
 
 const stream = acp.ndJsonStream(child.stdin, child.stdout);
 const stopReason = await app.connectWith(stream, async (agent) => {
-  await agent.request("initialize", initializeParams(false) as unknown as acp.InitializeRequest);
+  await agent.request(
+    "initialize",
+    initializeParams("meta", TOOLS) as unknown as acp.InitializeRequest,
+  );
   const session = await agent.request("session/new", { cwd: Deno.cwd(), mcpServers: [] });
   write(`❓ ${question}\n`);
   const answer = await agent.request("session/prompt", {
