@@ -49,7 +49,7 @@ export type ValueOf<P> = P extends { readonly enum: readonly (infer E)[] } ? E
 /** The names of a schema's `required` properties. */
 export type Needed<S> = S extends { readonly required: readonly (infer R)[] } ? R : never;
 /** The arguments a schema describes: its `required` properties present, the others optional. */
-export type ArgsOf<S extends InputSchema> = InputSchema extends S ? Record<string, unknown>
+export type ArgsOf<S extends InputSchema> = string extends keyof S ? Record<string, unknown> // not a literal
   : S extends { readonly properties: infer P } ?
       & { -readonly [K in keyof P as K extends Needed<S> ? K : never]: ValueOf<P[K]> }
       & { -readonly [K in keyof P as K extends Needed<S> ? never : K]?: ValueOf<P[K]> }
@@ -337,7 +337,12 @@ async function ask(
     return { outcome: CANCELLED };
   }
   if (outcome) return answered(lending, request, outcome, " (asked)");
-  return answered(lending, request, choosePermission(request.options, false), " (nobody answers)");
+  return answered(
+    lending,
+    request,
+    choosePermission(request.options, false),
+    " (nobody can answer)",
+  );
 }
 const CANCELLED: Outcome = { outcome: "cancelled" };
 /** How the log says a permission was answered `cancelled` because the turn was. */
@@ -1742,9 +1747,7 @@ async function readKey(
   ctrlC: () => void,
 ) {
   const shown = performance.now();
-  // cbreak: Ctrl-C is still SIGINT, which cancels the turn. Windows has no cbreak: Ctrl-C is a key.
-  const windows = Deno.build.os === "windows";
-  Deno.stdin.setRaw(true, { cbreak: !windows });
+  keyboard.keys(true);
   try {
     for (;;) {
       const read = await keyboard.next(stop);
@@ -1755,7 +1758,7 @@ async function readKey(
       if (!typedAhead && (key === "\r" || key === "\n" || keys.includes(key))) return key;
     }
   } finally {
-    Deno.stdin.setRaw(false);
+    keyboard.keys(false);
   }
 }
 
@@ -1763,6 +1766,8 @@ async function readKey(
 /** Why the terminal cannot be read any more, most often, and what to do. */
 const LOST_TERMINAL = "most likely the shell took it back when npm's Node wrapper around deno " +
   'ended at Ctrl-C; put the real deno binary first on PATH (the README\'s "Two commands" says how)';
+/** A read of stdin. */
+type ReadResult = ReadableStreamReadResult<Uint8Array>;
 /**
  * stdin, read by one reader for the questions of `-i` and `-` and a permission's keys: a chunk
  * read for a permission question that ended meanwhile (its turn was cancelled) goes to the next
@@ -1770,22 +1775,69 @@ const LOST_TERMINAL = "most likely the shell took it back when npm's Node wrappe
  */
 class Keyboard {
   #reader?: ReadableStreamDefaultReader<Uint8Array>;
-  #read?: Promise<ReadableStreamReadResult<Uint8Array>>; // asked for, and not taken yet
+  #read?: Promise<ReadResult>; // asked for, and not taken yet
+  #keys = false; // a question reads keys: the terminal is in cbreak mode
+  #readsKeys = false; // the read under way began in cbreak mode
+  #line?: string; // a line begun in cbreak mode after its question ended, as typed so far
+  #ending = false; // a Ctrl-D was typed there: the end of input
   ended = false; // stdin has ended: nobody is left to type
   readonly #lost = Promise.withResolvers<never>();
   readonly lost = this.#lost.promise;
-  constructor() {
+  constructor(readonly out: Output) {
     this.lost.catch(() => {}); // read where it matters, by each wait
   }
-  /** The next chunk of stdin, or `undefined` when `stop` settles first (the chunk is kept). */
-  async next(stop: Promise<unknown> = new Promise(() => {})) {
+  /**
+   * Keys one at a time (cbreak: Ctrl-C is still SIGINT; Windows has none, Ctrl-C is a key), or
+   * lines again. A read begun in cbreak mode keeps it (see {@linkcode Keyboard.next}).
+   */
+  keys(on: boolean): void {
+    this.#keys = on;
+    if (on || !this.#read || !this.#readsKeys) {
+      Deno.stdin.setRaw(on, { cbreak: Deno.build.os !== "windows" });
+    }
+  }
+  /**
+   * The next chunk of stdin, or `undefined` when `stop` settles first (the chunk is kept). Keys
+   * read in cbreak mode for a question that ended meanwhile (its turn was cancelled) begin a line
+   * that is read on in that mode, as line mode would: Deno drops an end of input (Ctrl-D) that
+   * such a read meets once the terminal is back in line mode.
+   */
+  async next(stop: Promise<unknown> = new Promise(() => {})): Promise<ReadResult | undefined> {
+    if (this.#ending) this.ended = true;
+    if (this.#ending) return { done: true, value: undefined };
     this.#reader ??= Deno.stdin.readable.getReader();
+    if (!this.#read) this.#readsKeys = this.#keys || this.#line !== undefined;
     this.#read ??= this.#reader.read();
     const read = await Promise.race([this.#read, stop.then(() => undefined), this.lost]);
     if (!read) return read;
     this.#read = undefined;
     if (read.done) this.ended = true;
-    return read;
+    if (read.done || this.#keys || !this.#readsKeys) return read;
+    const line = this.#typed(new TextDecoder().decode(read.value));
+    if (line === undefined) return this.next(stop); // the line goes on, or input has ended
+    return { done: false, value: ENCODER.encode(line) };
+  }
+  /**
+   * Keys typed in cbreak mode after a question ended, as line mode takes them, echoed: Backspace
+   * erases, Enter ends a line, Ctrl-D at a line's start is the end of input. The lines they end;
+   * once no line is left half typed, lines again.
+   */
+  #typed(keys: string): string | undefined {
+    let line = this.#line ?? "";
+    let lines = "";
+    for (const key of keys) {
+      this.#ending = key === "\x04" && line === "";
+      if (this.#ending) break;
+      if (key === "\r" || key === "\n") lines += `${line}\n`;
+      if (key === "\r" || key === "\n") line = "";
+      if (key === "\x7f" && line !== "") this.out.print(this.out.stderr, "\b \b");
+      if (key === "\x7f") line = [...line].slice(0, -1).join("");
+      else if (key !== "\x04") this.out.print(this.out.stderr, key.replace("\r", "\n"));
+      if (!"\r\n\x7f\x04".includes(key)) line += key;
+    }
+    this.#line = line === "" ? undefined : line;
+    if (this.#line === undefined) Deno.stdin.setRaw(false);
+    return lines === "" ? undefined : lines;
   }
   /** Every chunk, to the end of stdin. */
   async *chunks(): AsyncGenerator<Uint8Array> {
@@ -2192,7 +2244,7 @@ async function converse(terminal: Terminal, options: Options): Promise<number> {
   for (const warning of agentFileWarnings(agent, config, !!options.request)) {
     out.note(`[client] ${warning}`);
   }
-  const keyboard = new Keyboard(); // stdin, shared by the questions and the permissions
+  const keyboard = new Keyboard(out); // stdin, shared by the questions and the permissions
   if (options.question === "-") options.question = await questionFromStdin(out, keyboard);
   const { controller } = terminal;
   out.onFailure = (e) => {

@@ -10,8 +10,8 @@
  * @module
  */
 
-import * as acp from "@agentclientprotocol/sdk";
-import { loadAll } from "js-yaml";
+import * as acp from "npm:@agentclientprotocol/sdk@2.4.0";
+import { loadAll } from "npm:js-yaml@^5.5.0";
 
 // ─── The agent file ──────────────────────────────────────────────────────────
 
@@ -343,16 +343,28 @@ export function planTurn(
   ];
 }
 
-/** `MM_SIM_ARGS`: arguments by tool name, as JSON, that the model gives over its own. */
-function scriptedArgs(): Record<string, Record<string, unknown>> {
+/**
+ * `MM_SIM_ARGS`: arguments by tool name, as JSON, that the model gives over its own. A name no
+ * offered tool has (a misspelt one) is said on stderr, not dropped in silence.
+ */
+function scriptedArgs(tools: readonly ClientTool[]): Record<string, Record<string, unknown>> {
   const text = Deno.env.get("MM_SIM_ARGS");
   if (!text) return {};
+  let scripted: Record<string, Record<string, unknown>>;
   try {
-    return record(JSON.parse(text)) as Record<string, Record<string, unknown>>;
+    scripted = record(JSON.parse(text)) as Record<string, Record<string, unknown>>;
   } catch {
     log(`[mm-sim] MM_SIM_ARGS: not JSON: ${JSON.stringify(text)} (ignored)`);
     return {};
   }
+  const offered = tools.map((tool) => tool.name);
+  for (const name of Object.keys(scripted).filter((name) => !offered.includes(name))) {
+    const names = offered.join(", ") || "none";
+    log(
+      `[mm-sim] MM_SIM_ARGS names ${JSON.stringify(name)}, a tool not offered (${names}): ignored`,
+    );
+  }
+  return scripted;
 }
 
 /** What a result is about: a `host_info` topic, or the name of another tool. */
@@ -723,7 +735,7 @@ async function promptTurn(turn: Turn, question: string): Promise<"cancelled" | u
   const { session, signal } = turn;
   session.history.push({ kind: "user", text: question });
   const tools = session.tools;
-  const plan = planTurn(question, tools, scriptedArgs(), turn.config.bashTool);
+  const plan = planTurn(question, tools, scriptedArgs(tools), turn.config.bashTool);
   try {
     await openTurn(turn, plan);
     const id = () => `call_${session.nextCall++}`;

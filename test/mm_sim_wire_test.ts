@@ -1268,6 +1268,20 @@ Deno.test("stand-in: MM_SIM_ARGS gives the model's arguments by tool name, a wro
   });
 });
 
+Deno.test("stand-in: MM_SIM_ARGS naming a tool nobody offered (a misspelt name) is said on stderr, and the names it has right are still used", async () => {
+  const env = { MM_SIM_ARGS: JSON.stringify({ clcok: { zone: "local" }, clock: { zone: "UTC" } }) };
+  await withClock({ env }, async (peer) => {
+    await peer.initialize([HOST_INFO, CLOCK]);
+    const session = await peer.newSession();
+    await peer.prompt(session, "What does clock say?");
+    assert.deepEqual(peer.requests(CLOCK.method).map((f) => f.params?.zone), ["UTC"]);
+    const said = peer.stderr.split("\n").filter((line) => line.includes("MM_SIM_ARGS"));
+    assert.deepEqual(said, [
+      '[mm-sim] MM_SIM_ARGS names "clcok", a tool not offered (clock, host_info): ignored',
+    ]);
+  });
+});
+
 Deno.test("stand-in: a tool the question does not name is not called", async () => {
   await withClock({}, async (peer) => {
     await peer.initialize([HOST_INFO, CLOCK]);

@@ -1072,6 +1072,31 @@ const scenarios: Record<string, () => Promise<void>> = {
     await chunk("Done.");
     await endTurn(prompt, cancelled ? "cancelled" : "end_turn");
   },
+  async "ask-then-slow"() {
+    // A shell command asked about; once answered, mm takes its time before it says anything.
+    const prompt = await handshake();
+    await announce("sh-2", "ls -la /srv", "execute");
+    const toolCall = { toolCallId: "sh-2", kind: "execute", rawInput: { command: "ls -la /srv" } };
+    await requestPermission(612, { ...toolCall, title: "ls -la /srv" });
+    report(`answer ${JSON.stringify((await next(answerTo(612))).result)}`);
+    await pause(1500);
+    await chunk("Done.");
+    await endTurn(prompt);
+  },
+  async "ask-then-withdraw"() {
+    // A question mm withdraws (its own timeout) before the person answers, then a while of mm's
+    // own, then a turn it ends cancelled by itself: nobody refused anything.
+    const prompt = await handshake();
+    await announce("rm-1", "rm -rf /tmp/scratch", "delete");
+    const toolCall = { toolCallId: "rm-1", kind: "delete", rawInput: { command: "rm -rf /tmp/x" } };
+    await requestPermission(613, { ...toolCall, title: "rm -rf /tmp/scratch" });
+    await pause(1500);
+    await send({ method: "$/cancel_request", params: { requestId: 613 } });
+    report(`answer ${JSON.stringify(await next(answerTo(613)))}`);
+    await callUpdate("rm-1", { status: "failed" });
+    await pause(1500);
+    await endTurn(prompt, "cancelled");
+  },
   async "ask-edit"() {
     // An edit, with a diff and a place, and only two options: allow once and reject once.
     const prompt = await handshake();

@@ -28,6 +28,7 @@ type Report = Record<string, number | null>;
 
 function command(client: Client): string[] {
   const common = ["run", "--quiet", "--no-prompt", "--config", `${ROOT}/deno.json`];
+  const tests = ["run", "--quiet", "--no-prompt", "--config", `${ROOT}/test/deno.json`];
   switch (client) {
     case "client":
       return [
@@ -39,9 +40,9 @@ function command(client: Client): string[] {
         "How much memory?",
       ];
     case "sdk":
-      return [...common, "-A", `${ROOT}/test/bench/sdk_client.ts`, AGENT, "agent.yaml"];
+      return [...tests, "-A", `${ROOT}/test/bench/sdk_client.ts`, AGENT, "agent.yaml"];
     case "floor":
-      return [...common, "-A", `${ROOT}/test/bench/floor_client.ts`, AGENT, "agent.yaml"];
+      return [...tests, "-A", `${ROOT}/test/bench/floor_client.ts`, AGENT, "agent.yaml"];
   }
 }
 

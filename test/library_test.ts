@@ -1,0 +1,157 @@
+/**
+ * client.ts as a library: the protocol half alone, cut at its line and given a short `main` of its
+ * own, type-checks and lends a tool of its own to the stand-in in both discovery modes; `lend()`,
+ * imported from another folder, does the same and gives the answer back as data, with nothing on
+ * stdout or stderr that its own view did not write; importing the file runs nothing and asks for
+ * no permission.
+ */
+
+import assert from "./_assert.ts";
+import {
+  assertNoPeerLeft,
+  lastLines,
+  MM_SIM,
+  passedEnv,
+  ROOT,
+  tempFile,
+  WAIT_MS,
+  within,
+} from "./_run.ts";
+import { SCRATCH, scratchDir } from "./_scratch.ts";
+
+/** The line of client.ts where the protocol ends and the terminal program begins. */
+const DIVIDER = /^\/\/ ═══ The protocol ends here/m;
+
+/** What a program of the test's prints: its stdout, its stderr, its exit code. */
+type Ran = { code: number; stdout: string; stderr: string };
+
+/** Runs `deno <args>` from `cwd`, with the machine's cache and the stand-in's scratch folder. */
+async function deno(args: string[], cwd: string, pidFile?: string): Promise<Ran> {
+  const output = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    clearEnv: true,
+    env: {
+      ...passedEnv(),
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      DENO_BIN: Deno.execPath(),
+      TMPDIR: SCRATCH,
+      ...(pidFile ? { MM_SIM_PID_FILE: pidFile } : {}),
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const { code, stdout, stderr } = await within(WAIT_MS, `deno ${args.join(" ")}`, output);
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code, stdout: decode(stdout), stderr: decode(stderr) };
+}
+
+/**
+ * A short program that lends `clock`, a tool TOOLS does not have, to the stand-in
+ * (`deno run … <file> <mm> <agent file> <meta|request>`), and prints what `lend()` resolved to and
+ * the lines its view was given, as one JSON line.
+ */
+const LENDS_CLOCK = `
+const clock = tool({
+  name: "clock",
+  description: "The time on the user's machine, in a time zone.",
+  method: "_test.library/clock",
+  inputSchema: {
+    type: "object",
+    properties: { zone: { type: "string", enum: ["UTC", "CET"] } },
+    required: ["zone"],
+  },
+  call: ({ zone }) => toolText(\`noon, \${zone}\`),
+});
+const [mm, agent, discovery] = Deno.args;
+const lines: string[] = [];
+const lent = await lend({
+  mm: { command: mm, args: ["-acp", "-agent", agent] },
+  tools: [clock],
+  discovery: discovery === "request" ? "request" : "meta",
+  questions: ["What does clock say?"],
+  view: { log: (line) => lines.push(line) },
+});
+console.log(JSON.stringify({ lent, lines }));
+`;
+
+/** Asserts that a run of {@linkcode LENDS_CLOCK} lent clock, in `discovery` mode, and got its answer. */
+function assertClockLent(ran: Ran, discovery: string): void {
+  assert.equal(ran.code, 0, `${ran.stdout}\n${lastLines(ran.stderr)}`);
+  assert.equal(ran.stderr, "", "nothing on stderr but what the program's own view writes");
+  const outLines = ran.stdout.trimEnd().split("\n");
+  assert.equal(outLines.length, 1, `nothing on stdout but the program's own line:\n${ran.stdout}`);
+  const { lent, lines } = JSON.parse(outLines[0]);
+  assert.match(lent.sessionId, /^\d{8}-\d{6}-[0-9a-f]{8}$/);
+  assert.equal(lent.turns.length, 1);
+  const [turn] = lent.turns;
+  assert.equal(turn.question, "What does clock say?");
+  assert.equal(turn.stopReason, "end_turn");
+  assert.ok(turn.text.includes("clock: noon, UTC"), turn.text);
+  assert.deepEqual({ cancelled: turn.cancelled, refused: turn.refused }, {
+    cancelled: false,
+    refused: false,
+  });
+  assert.ok(lines.includes(`clock {"zone":"UTC"} (session ${lent.sessionId})`), lines.join("\n"));
+  assert.ok(lines.includes(`discovery: ${discovery}, session ${lent.sessionId}`), lines.join("\n"));
+  const asked = lines.includes(`list requested for session ${lent.sessionId}`);
+  assert.equal(asked, discovery === "request", lines.join("\n"));
+}
+
+const AGENT_FILES = { meta: `${ROOT}/agent.yaml`, request: `${ROOT}/agent-request.yaml` };
+
+Deno.test("library: the protocol half alone, cut at its line with a main of its own, type-checks and lends a tool of its own in both discovery modes", async () => {
+  const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
+  const cut = source.search(DIVIDER);
+  assert.ok(cut > 0, "client.ts has no line that says the protocol ends there");
+  const folder = scratchDir("top-half-");
+  const file = `${folder}/top_half.ts`;
+  Deno.writeTextFileSync(file, `${source.slice(0, cut)}\n${LENDS_CLOCK}`);
+  const checked = await deno(["check", "--no-config", "--no-lock", file], folder);
+  assert.equal(checked.code, 0, `the protocol half alone does not type-check:\n${checked.stderr}`);
+  for (const [discovery, agent] of Object.entries(AGENT_FILES)) {
+    const pidFile = tempFile("pid", "");
+    const args = ["run", "--no-config", "--no-lock", "--no-prompt", "--allow-run", "--allow-read"];
+    const ran = await deno([...args, file, MM_SIM, agent, discovery], folder, pidFile);
+    assertClockLent(ran, discovery);
+    await assertNoPeerLeft(pidFile);
+  }
+});
+
+Deno.test("library: lend(), imported from another folder, lends a tool that is not in TOOLS in both modes and gives the answer back as data, printing nothing of its own", async () => {
+  const folder = scratchDir("importer-");
+  const file = `${folder}/lends_clock.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(
+    file,
+    `import { lend, tool, toolText } from "${imported}";\n${LENDS_CLOCK}`,
+  );
+  for (const [discovery, agent] of Object.entries(AGENT_FILES)) {
+    const pidFile = tempFile("pid", "");
+    const lock = `--lock=${ROOT}/deno.lock`;
+    const args = ["run", "--no-config", lock, "--no-prompt", "--allow-run", "--allow-read"];
+    const ran = await deno([...args, file, MM_SIM, agent, discovery], folder, pidFile);
+    assertClockLent(ran, discovery);
+    await assertNoPeerLeft(pidFile);
+  }
+});
+
+Deno.test("library: importing client.ts runs nothing, reads nothing and needs no permission", async () => {
+  const folder = scratchDir("import-only-");
+  const file = `${folder}/imports.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  const names = "lend, main, tool, TOOLS, decide";
+  Deno.writeTextFileSync(
+    file,
+    `import { ${names} } from "${imported}";\nconsole.log([${names}].map((x) => typeof x).join(" "));\n`,
+  );
+  // No --allow-* at all, and --no-prompt: a permission asked for would be an error, not a prompt.
+  const ran = await deno(
+    ["run", "--no-config", `--lock=${ROOT}/deno.lock`, "--no-prompt", file],
+    folder,
+  );
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.equal(ran.stdout, "function function function object function\n");
+  assert.equal(ran.stderr, "");
+});
