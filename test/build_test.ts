@@ -19,7 +19,8 @@ async function task(name: string, env: Record<string, string>, cwd = ROOT) {
       stdin: "null",
     }).output(),
   );
-  const text = new TextDecoder().decode(output.stderr) + new TextDecoder().decode(output.stdout);
+  const text = new TextDecoder().decode(output.stderr) +
+    new TextDecoder().decode(output.stdout);
   assert.ok(output.success, `deno task ${name} failed:\n${text}`);
   return text;
 }
@@ -39,11 +40,19 @@ Deno.test("build: deno task compile embeds client.ts and js-yaml, none of the te
   for (const wanted of ["client.ts", "js-yaml/", "argparse/"]) {
     assert.ok(embedded.includes(wanted), `${wanted} is embedded:\n${embedded}`);
   }
-  for (const unwanted of ["@agentclientprotocol", "zod/", "ajv/", "fast-uri/"]) {
-    assert.ok(!embedded.includes(unwanted), `${unwanted} is embedded:\n${embedded}`);
+  for (
+    const unwanted of ["@agentclientprotocol", "zod/", "ajv/", "fast-uri/"]
+  ) {
+    assert.ok(
+      !embedded.includes(unwanted),
+      `${unwanted} is embedded:\n${embedded}`,
+    );
   }
   const [, size, unit] = embedded.match(/Files: ([\d.]+)(KB|MB)/) ?? [];
-  assert.ok(unit === "KB" || Number(size) < 3, `${size} ${unit} of files embedded`);
+  assert.ok(
+    unit === "KB" || Number(size) < 3,
+    `${size} ${unit} of files embedded`,
+  );
   assert.ok(Deno.statSync(binary).isFile);
 });
 
@@ -75,18 +84,94 @@ Deno.test("build: deno task install makes a command that works from any folder",
       stdout: new TextDecoder().decode(stdout),
       stderr: new TextDecoder().decode(stderr),
     }));
+  // It calls itself by the name it was installed as.
+  const help = await within(
+    RUN_MS,
+    "the installed command's --help",
+    new Deno.Command(`${root}/bin/host-info-client`, {
+      args: ["--help"],
+      env: { PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin` },
+      stdin: "null",
+    }).output(),
+  );
+  const usage = new TextDecoder().decode(help.stdout);
+  assert.ok(
+    usage.startsWith("usage: host-info-client [options] [question | -]\n"),
+    usage,
+  );
   // From a folder with no agent file, it uses the one next to the installed client.ts.
   const far = await run(elsewhere);
   assert.equal(far.code, 0, far.stderr);
   assert.match(far.stdout, /\n\[end_turn\]\n$/);
-  assert.ok(far.stderr.includes(`[acp] client tools (meta): ${MODEL_NAMES}\n`), far.stderr);
+  assert.ok(
+    far.stderr.includes(`[acp] client tools (meta): ${MODEL_NAMES}\n`),
+    far.stderr,
+  );
   // From a folder that has one, it uses that one: here one that disables client tools.
-  Deno.writeTextFileSync(`${elsewhere}/agent.yaml`, "acp:\n  clientTools:\n    enabled: false\n");
+  Deno.writeTextFileSync(
+    `${elsewhere}/agent.yaml`,
+    "acp:\n  clientTools:\n    enabled: false\n",
+  );
   const near = await run(elsewhere);
   assert.equal(near.code, 0, near.stderr);
   assert.ok(
-    near.stderr.includes("[client] warning: agent.yaml sets acp.clientTools.enabled: false"),
+    near.stderr.includes(
+      "[client] warning: agent.yaml sets acp.clientTools.enabled: false",
+    ),
   );
+});
+
+Deno.test("build: the compiled binary is told its name, as the installed command is", () => {
+  const { tasks } = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
+  for (const name of ["compile", "install"]) {
+    const words = String(tasks[name]).split(/\s+/);
+    assert.deepEqual(
+      words.slice(-3),
+      ["--", "--called", "host-info-client"],
+      tasks[name],
+    );
+  }
+});
+
+Deno.test("build: on a new machine, deno task start fetches the client's YAML reader alone, and deno task demo only what the stand-in adds: none of the test-only packages", async () => {
+  // An empty cache: what each task downloads is what it needs (the npm registry is reachable).
+  const fetched = async (args: string[]) => {
+    const cache = scratchDir("deno-dir-");
+    const output = await within(
+      2 * RUN_MS,
+      `deno task ${args.join(" ")} on an empty cache`,
+      new Deno.Command(Deno.execPath(), {
+        args: ["task", "-q", ...args],
+        cwd: ROOT,
+        clearEnv: true,
+        env: {
+          ...passedEnv(),
+          DENO_DIR: cache,
+          HOME: cache,
+          PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`,
+          DENO_BIN: Deno.execPath(),
+          NO_COLOR: "1",
+          TMPDIR: SCRATCH,
+        },
+        stdin: "null",
+      }).output(),
+    );
+    const said = new TextDecoder().decode(output.stderr);
+    assert.ok(output.success, `deno task ${args.join(" ")} failed:\n${said}`);
+    return [...Deno.readDirSync(`${cache}/npm/registry.npmjs.org`)].map((e) =>
+      e.name
+    ).sort();
+  };
+  assert.deepEqual(await fetched(["start", "--", "--version"]), [
+    "argparse",
+    "js-yaml",
+  ]);
+  assert.deepEqual(await fetched(["demo", "--", "-q", "How much RAM?"]), [
+    "@agentclientprotocol",
+    "argparse",
+    "js-yaml",
+    "zod",
+  ]);
 });
 
 Deno.test("build: client.ts copied alone into an empty folder, beside an agent file, answers a question with deno run -A", async () => {
@@ -122,17 +207,22 @@ Deno.test("build: client.ts copied alone into an empty folder, beside an agent f
     "client.ts",
   ]);
   // The session went to the scratch folder, not to the machine's /tmp.
-  const sessions = [...Deno.readDirSync(`${SCRATCH}/mm-sim-sessions`)].map((e) =>
-    Deno.readTextFileSync(`${SCRATCH}/mm-sim-sessions/${e.name}`)
+  const sessions = [...Deno.readDirSync(`${SCRATCH}/mm-sim-sessions`)].map((
+    e,
+  ) => Deno.readTextFileSync(`${SCRATCH}/mm-sim-sessions/${e.name}`));
+  assert.ok(
+    sessions.some((text) => JSON.parse(text).cwd === alone),
+    "no session in the scratch",
   );
-  assert.ok(sessions.some((text) => JSON.parse(text).cwd === alone), "no session in the scratch");
 });
 
 Deno.test("build: deno task test runs the checks, then every test and client.ts's JSDoc examples", () => {
   const { tasks } = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
   const words = String(tasks.test).split(/\s+/);
   assert.ok(String(tasks.test).startsWith("deno task check && "), tasks.test);
-  for (const word of ["test", "--doc", "client.ts", "test/"]) assert.ok(words.includes(word), word);
+  for (const word of ["test", "--doc", "client.ts", "test/"]) {
+    assert.ok(words.includes(word), word);
+  }
   for (
     const step of [
       "deno fmt --check",
@@ -144,7 +234,11 @@ Deno.test("build: deno task test runs the checks, then every test and client.ts'
     assert.ok(String(tasks.check).includes(step), `${step}: ${tasks.check}`);
   }
   const ci = Deno.readTextFileSync(`${ROOT}/.ci/run`);
-  assert.match(ci, /npx -y deno@\d+\.\d+\.\d+ task test/, "CI runs the README's test command");
+  assert.match(
+    ci,
+    /npx -y deno@\d+\.\d+\.\d+ task test/,
+    "CI runs the README's test command",
+  );
 });
 
 Deno.test("build: deno task test runs two test files per core side by side, or as many as DENO_JOBS says", async () => {
@@ -153,8 +247,12 @@ Deno.test("build: deno task test runs two test files per core side by side, or a
   assert.ok(words.includes("--parallel"), tasks.test);
   // A number fixed for one machine crowds a smaller one: the count follows the machine's cores
   // (two each, as the tests mostly wait on processes), unless the person sets DENO_JOBS.
-  const jobs = String(tasks.test).match(/DENO_JOBS=\$\(deno eval -p '([^']*)'\) deno test /)?.[1];
-  if (jobs === undefined) throw new Error(`no DENO_JOBS from the cores in: ${tasks.test}`);
+  const jobs = String(tasks.test).match(
+    /DENO_JOBS=\$\(deno eval -p '([^']*)'\) deno test /,
+  )?.[1];
+  if (jobs === undefined) {
+    throw new Error(`no DENO_JOBS from the cores in: ${tasks.test}`);
+  }
   const count = async (env: Record<string, string>) => {
     const command = new Deno.Command(Deno.execPath(), {
       args: ["eval", "-p", jobs],
@@ -167,7 +265,12 @@ Deno.test("build: deno task test runs two test files per core side by side, or a
   assert.equal(await count({}), String(navigator.hardwareConcurrency * 2));
   assert.equal(await count({ DENO_JOBS: "1" }), "1");
   // Files named before test/ start first, so that the last to start is a short one.
-  const first = words.slice(words.indexOf("--doc") + 1, words.indexOf("client.ts"));
+  const first = words.slice(
+    words.indexOf("--doc") + 1,
+    words.indexOf("client.ts"),
+  );
   assert.ok(first.length > 0, tasks.test);
-  for (const file of first) assert.ok(Deno.statSync(`${ROOT}/${file}`).isFile, file);
+  for (const file of first) {
+    assert.ok(Deno.statSync(`${ROOT}/${file}`).isFile, file);
+  }
 });

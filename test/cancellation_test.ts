@@ -12,6 +12,7 @@ import assert from "./_assert.ts";
 import { DEFAULT_QUESTION } from "../client.ts";
 import {
   agentFileWith,
+  askingShellAgent,
   assertInOrder,
   assertNoPeerLeft,
   assertTook,
@@ -33,6 +34,7 @@ import {
   startClient,
   tempFile,
   traced,
+  WAIT_MS,
 } from "./_run.ts";
 import {
   atPermissionQuestion,
@@ -45,7 +47,8 @@ import {
 import { scratchDir } from "./_scratch.ts";
 
 /** What the client says when the 5 s cancel grace ends with mm still there. */
-const NO_ANSWER_IN_TIME = "[client] mm did not answer the cancellation in time; killing it";
+const NO_ANSWER_IN_TIME =
+  "[client] mm did not answer the cancellation in time; killing it";
 
 /** The client at a terminal, with an mm that ignores session/cancel and writes its pids there. */
 function ignoringCancelAtTerminal(args: string[] = []) {
@@ -64,8 +67,20 @@ const shownWithoutEcho = (screen: string) =>
 
 for (
   const { what, signal, code, args, stdin } of [
-    { what: "Ctrl-C during a turn", signal: "SIGINT", code: 130, args: [], stdin: undefined },
-    { what: "SIGTERM during a turn", signal: "SIGTERM", code: 143, args: [], stdin: undefined },
+    {
+      what: "Ctrl-C during a turn",
+      signal: "SIGINT",
+      code: 130,
+      args: [],
+      stdin: undefined,
+    },
+    {
+      what: "SIGTERM during a turn",
+      signal: "SIGTERM",
+      code: 143,
+      args: [],
+      stdin: undefined,
+    },
     {
       what: "SIGTERM during an -i turn",
       signal: "SIGTERM",
@@ -81,7 +96,11 @@ for (
     }`,
     async () => {
       const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
-      const client = startClient({ args: [...args], stdin, env: { MM_SIM_THINK_MS: "30000" } });
+      const client = startClient({
+        args: [...args],
+        stdin,
+        env: { MM_SIM_THINK_MS: "30000" },
+      });
       const exited = exitTime(client.child);
       await client.waitForStderr("agent_thought_chunk");
       const sent = performance.now();
@@ -93,9 +112,15 @@ for (
       assert.equal(run.out.at(-1), "[cancelled]");
       // mm answered the cancel at once: the client neither waited for the model nor the grace.
       assert.ok(!run.stderr.includes(NO_ANSWER_IN_TIME), run.stderr);
-      assertTook("the end", (await exited) - sent, { most: 0, idle: await idle });
+      assertTook("the end", (await exited) - sent, {
+        most: 0,
+        idle: await idle,
+      });
       await assertNoPeerLeft(run.pidFile);
-      assert.ok(!run.stderr.includes("\n> "), "no prompt after the cancelled turn");
+      assert.ok(
+        !run.stderr.includes("\n> "),
+        "no prompt after the cancelled turn",
+      );
     },
   );
 }
@@ -104,7 +129,9 @@ Deno.test("cancellation: under a stepwise model Ctrl-C between two calls cancels
   // The stand-in pauses after each call's final update: the Ctrl-C comes in the middle of the
   // stepwise turn, after the first call's result and before the second call.
   const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
-  const client = startClient({ env: { MM_SIM_MODEL: "stepwise", MM_SIM_STEP_MS: "30000" } });
+  const client = startClient({
+    env: { MM_SIM_MODEL: "stepwise", MM_SIM_STEP_MS: "30000" },
+  });
   const exited = exitTime(client.child);
   await client.waitForStdout(`│ ${OS_TEXT}\n`);
   const pressed = performance.now();
@@ -119,10 +146,16 @@ Deno.test("cancellation: under a stepwise model Ctrl-C between two calls cancels
     `│ ${OS_TEXT}`,
     "[cancelled]",
   ]);
-  assert.ok(!run.stderr.includes('"topic":"memory"'), "the second call was never made");
+  assert.ok(
+    !run.stderr.includes('"topic":"memory"'),
+    "the second call was never made",
+  );
   // mm answered the cancel at once: the client did not wait for the grace.
   assert.ok(!run.stderr.includes(NO_ANSWER_IN_TIME), run.stderr);
-  assertTook("the end", (await exited) - pressed, { most: 0, idle: await idle });
+  assertTook("the end", (await exited) - pressed, {
+    most: 0,
+    idle: await idle,
+  });
 });
 
 Deno.test("cancellation: Ctrl-C before the session exists ends the client at once with 130 and no session/cancel", async () => {
@@ -136,7 +169,10 @@ Deno.test("cancellation: Ctrl-C before the session exists ends the client at onc
   const run = await client.done();
   assert.equal(run.code, 130, run.stderr);
   // Not waiting for an answer that never comes, nor for the 5 s a turn's cancellation gets.
-  assertTook("the end", (await exited) - pressed, { most: 0, idle: await idle });
+  assertTook("the end", (await exited) - pressed, {
+    most: 0,
+    idle: await idle,
+  });
   assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
   await assertNoPeerLeft(pidFile);
 });
@@ -151,7 +187,11 @@ Deno.test("cancellation: the cancel grace is 5 s: mm ignoring session/cancel is 
   const idle = await idleRunMs();
   const run = await client.done();
   assert.equal(run.code, 130, run.stderr);
-  assertTook("mm was killed", (await exited) - pressed, { least: 4995, most: 5000, idle });
+  assertTook("mm was killed", (await exited) - pressed, {
+    least: 4995,
+    most: 5000,
+    idle,
+  });
   assert.ok(run.log.includes(NO_ANSWER_IN_TIME), run.stderr);
   await assertNoPeerLeft(run.pidFile);
 });
@@ -178,7 +218,11 @@ Deno.test("cancellation: a second Ctrl-C kills mm that ignores session/cancel at
 
 Deno.test("cancellation: a second signal during the grace kills mm and ends with the first one's code", async () => {
   for (
-    const [first, second, code] of [["SIGTERM", "SIGINT", 143], ["SIGINT", "SIGTERM", 130]] as const
+    const [first, second, code] of [["SIGTERM", "SIGINT", 143], [
+      "SIGINT",
+      "SIGTERM",
+      130,
+    ]] as const
   ) {
     const client = startClient(rogue("ignore-cancel"));
     await client.waitForStderr('"agent_thought_chunk"');
@@ -195,7 +239,9 @@ Deno.test("cancellation: a second signal during the grace kills mm and ends with
 for (const quiet of [false, true]) {
   Deno.test(
     `cancellation: Ctrl-C while a lent tool runs: mm cancels the call, its signal aborts, and ${
-      quiet ? "with -q the client's [client] line is left out" : "the client says so on stderr"
+      quiet
+        ? "with -q the client's [client] line is left out"
+        : "the client says so on stderr"
     }`,
     async () => {
       const client = startClient({
@@ -207,15 +253,34 @@ for (const quiet of [false, true]) {
       client.child.kill("SIGINT");
       const run = await client.done();
       assert.equal(run.code, 130, run.stderr);
-      const received = traced(run.stderr).filter((t) => !t.sent).map((t) => t.frame.method);
+      const received = traced(run.stderr).filter((t) => !t.sent).map((t) =>
+        t.frame.method
+      );
       assert.ok(received.includes("$/cancel_request"), "mm cancelled the call");
-      assert.ok(run.log.includes("[tool] slow saw its signal abort"), run.stderr);
+      assert.ok(
+        run.log.includes("[tool] slow saw its signal abort"),
+        run.stderr,
+      );
       const said = run.log.filter((line) => line.includes("cancelled by mm"));
-      assert.deepEqual(said, quiet ? [] : ["[client] slow cancelled by mm"], run.stderr);
-      if (!quiet) assertInOrder(run.log, ["[client] cancelling…", "[client] slow cancelled by mm"]);
+      assert.deepEqual(
+        said,
+        quiet ? [] : ["[client] slow cancelled by mm"],
+        run.stderr,
+      );
+      if (!quiet) {
+        assertInOrder(run.log, [
+          "[client] cancelling…",
+          "[client] slow cancelled by mm",
+        ]);
+      }
       // Then mm ends the call failed, as the README shows (stdout: the conversation, not with -q).
-      if (!quiet) assertInOrder(run.out, ["✖ client: slow failed", "[cancelled]"]);
-      assert.ok(run.ms < 20_000, `ended in ${run.ms} ms, not when the tool's minute was up`);
+      if (!quiet) {
+        assertInOrder(run.out, ["✖ client: slow failed", "[cancelled]"]);
+      }
+      assert.ok(
+        run.ms < 20_000,
+        `ended in ${run.ms} ms, not when the tool's minute was up`,
+      );
     },
   );
 }
@@ -230,7 +295,9 @@ Deno.test("cancellation: after Ctrl-C a permission request is answered cancelled
     `got {"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"20261130-120000-0badc0de"}}`,
     'answer {"jsonrpc":"2.0","id":500,"result":{"outcome":{"outcome":"cancelled"}}}',
   ]);
-  const said = run.log.filter((line) => line.startsWith("[client] permission for "));
+  const said = run.log.filter((line) =>
+    line.startsWith("[client] permission for ")
+  );
   assert.deepEqual(said.map((line) => line.replace(/^.*": /, "")), [
     "refused (the turn is cancelled)",
   ]);
@@ -258,14 +325,22 @@ Deno.test("cancellation: with -i a turn cancelled and ended in time leaves no ca
   // A cancel timer left behind would kill mm 5 s after the cancel: the third turn, which thinks
   // for a second, runs past that, with room for the machine.
   const idle = await idleRunMs();
-  await sleep(Math.max(0, 5000 + 2 * idle - thinkMs - (performance.now() - cancelledAt)));
+  await sleep(
+    Math.max(0, 5000 + 2 * idle - thinkMs - (performance.now() - cancelledAt)),
+  );
   await client.write("Which CPU?\n");
   await client.waitForStdout("❓ Which CPU?");
   await client.closeStdin();
   const run = await client.done();
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.out.filter((line) => line === "[end_turn]").length, 2, run.stdout);
-  const decisions = run.log.filter((line) => line.startsWith("[client] permission for "));
+  assert.equal(
+    run.out.filter((line) => line === "[end_turn]").length,
+    2,
+    run.stdout,
+  );
+  const decisions = run.log.filter((line) =>
+    line.startsWith("[client] permission for ")
+  );
   assert.deepEqual(decisions, [
     '[client] permission for "client: host_info": allowed',
     '[client] permission for "client: host_info": allowed',
@@ -305,10 +380,16 @@ for (
           1,
           JSON.stringify(screen),
         );
-        assert.ok(!screen.includes("second Ctrl-C"), `one press counted twice: ${screen}`);
+        assert.ok(
+          !screen.includes("second Ctrl-C"),
+          `one press counted twice: ${screen}`,
+        );
         // mm answered the cancel at once: the client did not wait for the grace.
         assert.ok(!screen.includes(NO_ANSWER_IN_TIME), JSON.stringify(screen));
-        assertTook("the end", performance.now() - pressed, { most: 0, idle: await idle });
+        assertTook("the end", performance.now() - pressed, {
+          most: 0,
+          idle: await idle,
+        });
         await assertNoPeerLeft(pidFile);
       }
     },
@@ -348,7 +429,10 @@ Deno.test({
     "cancellation: -i at a terminal, once Ctrl-C has cancelled the turn the progress line waits for mm to end it, not for the model",
   ignore: !hasScript,
   async fn() {
-    const { terminal, pidFile } = ignoringCancelAtTerminal(["-i", "How much memory?"]);
+    const { terminal, pidFile } = ignoringCancelAtTerminal([
+      "-i",
+      "How much memory?",
+    ]);
     await terminal.waitFor(/waiting for the model … \d+ s/);
     await terminal.type("\x03");
     await terminal.waitFor("[client] cancelling…");
@@ -376,7 +460,10 @@ Deno.test({
     await sleep(1500); // the line would be drawn at once, and again every 100 ms
     const after = terminal.screen().slice(cancelled);
     assert.ok(!after.includes("waiting for"), JSON.stringify(after));
-    assert.ok(!after.includes("\x1b[J"), `the line was erased again: ${JSON.stringify(after)}`);
+    assert.ok(
+      !after.includes("\x1b[J"),
+      `the line was erased again: ${JSON.stringify(after)}`,
+    );
     await terminal.type("\x03");
     const { code, screen } = await terminal.done();
     assert.equal(code, 130, JSON.stringify(screen));
@@ -389,22 +476,36 @@ Deno.test({
     "cancellation: -i at a terminal: Ctrl-C during a turn cancels it and returns to the prompt; Ctrl-C at the prompt exits 130",
   ignore: !hasScript,
   async fn() {
-    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "-i", "How much memory?"]), {
-      env: { MM_SIM_THINK_MS: "1500" },
-    });
+    const terminal = inTerminal(
+      clientCommand(["--mm", MM_SIM, "-i", "How much memory?"]),
+      {
+        env: { MM_SIM_THINK_MS: "1500" },
+      },
+    );
     await terminal.waitFor(/❓ How much memory\?/);
     await sleep(300);
     await terminal.type("\x03");
     await terminal.waitFor(/\[cancelled\][^]*> /);
-    assert.ok(terminal.running(), "the client is still running after the cancelled turn");
+    assert.ok(
+      terminal.running(),
+      "the client is still running after the cancelled turn",
+    );
     await terminal.type("How long is it up?\r");
     await terminal.waitFor(/❓ How long is it up\?[^]*\[end_turn\][^]*> /);
     await terminal.type("\x03");
     const { code, screen } = await terminal.done();
     assert.equal(code, 130, JSON.stringify(screen));
     const lines = visibleLines(screen);
-    assert.equal(lines.filter((l) => l === "[cancelled]").length, 1, lines.join("\n"));
-    assert.equal(lines.filter((l) => l === "[end_turn]").length, 1, lines.join("\n"));
+    assert.equal(
+      lines.filter((l) => l === "[cancelled]").length,
+      1,
+      lines.join("\n"),
+    );
+    assert.equal(
+      lines.filter((l) => l === "[end_turn]").length,
+      1,
+      lines.join("\n"),
+    );
   },
 });
 
@@ -449,7 +550,11 @@ Deno.test({
     const { screen } = await terminal.done();
     const lines = shownWithoutEcho(screen);
     const last = lines.filter((line) => line !== "").at(-1) ?? "";
-    assert.match(last, /^\[client\] continue with: --resume /, "ended at the end of input");
+    assert.match(
+      last,
+      /^\[client\] continue with: --resume /,
+      "ended at the end of input",
+    );
     assertInOrder(lines, [
       "> How big is my disk?",
       "   command: df -h .",
@@ -464,6 +569,85 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "cancellation: -i at a terminal: after a Ctrl-C at a permission question, Ctrl-D at the empty prompt ends the conversation at once, exit 0",
+  ignore: !hasScript,
+  async fn() {
+    // `exec`: the exit code is the client's own, not that of a shell that took the Ctrl-C too.
+    const { agent, permissions } = askingShellAgent();
+    const command = clientCommand(
+      ["--mm", MM_SIM, "--agent", agent, "-i"],
+      permissions,
+    );
+    const terminal = inTerminal(`exec ${command}`);
+    await terminal.waitFor("> ");
+    await terminal.type("How big is my disk?\r");
+    await atPermissionQuestion(terminal);
+    await terminal.type("\x03");
+    await terminal.waitFor(/\[cancelled\]\r\n> $/);
+    await terminal.type("\x04");
+    // At once: by the time the client has drawn its prompt for 10 s, it must have ended.
+    const { code, screen } = await terminal.done(WAIT_MS);
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = shownWithoutEcho(screen).filter((line) => line !== "");
+    assert.match(
+      lines.at(-1) ?? "",
+      /^\[client\] continue with: --resume /,
+      lines.join("\n"),
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "cancellation: -i at a terminal: the turn after one cancelled at its permission question asks its own question, waits for the person, and can be cancelled in turn",
+  ignore: !hasScript,
+  async fn() {
+    const { agent, permissions } = askingShellAgent();
+    const command = clientCommand(
+      ["--mm", MM_SIM, "--agent", agent, "-i"],
+      permissions,
+    );
+    const terminal = inTerminal(`exec ${command}`);
+    await terminal.waitFor("> ");
+    await terminal.type("How big is my disk?\r");
+    await atPermissionQuestion(terminal);
+    await terminal.type("\x03");
+    await terminal.waitFor(/\[cancelled\]\r\n> $/);
+    await terminal.type("How big is my disk, then?\r");
+    await atPermissionQuestion(terminal, 2);
+    await sleep(1500); // the earlier turn's cancel does not answer this one: the person does
+    assert.equal(
+      terminal.screen().split("refused (the turn is cancelled)").length,
+      2,
+    );
+    await terminal.type("a");
+    await terminal.waitFor(/\[end_turn\]\r\n> $/);
+    await terminal.type("And the disk, how big is it now?\r");
+    await atPermissionQuestion(terminal, 3);
+    await terminal.type("\x03");
+    await terminal.waitFor(/\[cancelled\]\r\n> $/);
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done(WAIT_MS);
+    assert.equal(code, 0, JSON.stringify(screen));
+    assertInOrder(shownWithoutEcho(screen), [
+      "> How big is my disk?",
+      '[client] permission for "bash: df -h .": refused (the turn is cancelled)',
+      "[cancelled]",
+      "> How big is my disk, then?",
+      "   [a] Allow  [A] Always allow  [r] Reject  (Enter: Reject)",
+      '[client] permission for "bash: df -h .": allowed (asked)',
+      "[end_turn]",
+      "> And the disk, how big is it now?",
+      "   [a] Allow  [A] Always allow  [r] Reject  (Enter: Reject)",
+      "[client] cancelling…",
+      '[client] permission for "bash: df -h .": refused (the turn is cancelled)',
+      "[cancelled]",
+    ]);
+  },
+});
+
 for (
   const [what, args, end] of [
     [
@@ -471,11 +655,16 @@ for (
       ["-i", "How much RAM?"],
       /> \^C\r\n\[client\] continue with: --resume \d{8}-\d{6}-[0-9a-f]{8}\r\n$/,
     ],
-    ["with -q still ends the prompt's line", ["-q", "-i", "RAM?"], /> \^C\r\n$/],
+    [
+      "with -q still ends the prompt's line",
+      ["-q", "-i", "RAM?"],
+      /> \^C\r\n$/,
+    ],
   ] as const
 ) {
   Deno.test({
-    name: `cancellation: Ctrl-C at the -i prompt of a terminal ${what}, exit 130`,
+    name:
+      `cancellation: Ctrl-C at the -i prompt of a terminal ${what}, exit 130`,
     ignore: !hasScript,
     async fn() {
       const terminal = inTerminal(clientCommand(["--mm", MM_SIM, ...args]));
@@ -515,7 +704,11 @@ const NPM_WRAPPER: string | undefined = (() => {
   const wrapper = candidates.find(isDenoPackage);
   if (wrapper === undefined) return undefined;
   try {
-    new Deno.Command("node", { args: ["--version"], stdout: "null", stderr: "null" }).outputSync();
+    new Deno.Command("node", {
+      args: ["--version"],
+      stdout: "null",
+      stderr: "null",
+    }).outputSync();
   } catch {
     return undefined; // no node
   }
@@ -527,10 +720,15 @@ const NO_WRAPPER = NPM_WRAPPER
 
 /** The README's line that puts the real deno binary first on `PATH`. */
 const README_PATH_LINE = Deno.readTextFileSync(`${ROOT}/README.md`).split("\n")
-  .find((line) => line.includes("Deno.execPath()") && line.includes("export PATH="));
+  .find((line) =>
+    line.includes("Deno.execPath()") && line.includes("export PATH=")
+  );
 
 Deno.test("README: its line that puts the real deno on PATH changes nothing, and says why, where no deno is found", async () => {
-  assert.ok(README_PATH_LINE, "the README has no line that asks Deno.execPath() for PATH");
+  assert.ok(
+    README_PATH_LINE,
+    "the README has no line that asks Deno.execPath() for PATH",
+  );
   // A shell profile run before npm's global bin folder is on PATH: no deno at all.
   const empty = scratchDir("no-deno-");
   const line = `PATH=${empty}; ${README_PATH_LINE}; echo "PATH=$PATH"`;
@@ -573,11 +771,18 @@ async function inInteractiveShell(
 async function noProcessWith(token: string): Promise<void> {
   const deadline = performance.now() + 60_000;
   for (;;) {
-    const ps = new Deno.Command("ps", { args: ["-A", "-o", "args="], stdout: "piped" });
-    const lines = new TextDecoder().decode((await ps.output()).stdout).split("\n");
+    const ps = new Deno.Command("ps", {
+      args: ["-A", "-o", "args="],
+      stdout: "piped",
+    });
+    const lines = new TextDecoder().decode((await ps.output()).stdout).split(
+      "\n",
+    );
     const left = lines.filter((line) => line.includes(token));
     if (left.length === 0) return;
-    if (performance.now() > deadline) throw new Error(`still running:\n${left.join("\n")}`);
+    if (performance.now() > deadline) {
+      throw new Error(`still running:\n${left.join("\n")}`);
+    }
     await sleep(200);
   }
 }
@@ -590,7 +795,10 @@ Deno.test({
     "cancellation: -i at an interactive shell, with the real deno put on PATH as the README says: Ctrl-C cancels the turn and comes back to >, the next question is answered, Ctrl-D exits 0",
   ignore: !hasScript,
   async fn() {
-    assert.ok(README_PATH_LINE, "the README has no line starting with `export PATH=`");
+    assert.ok(
+      README_PATH_LINE,
+      "the README has no line starting with `export PATH=`",
+    );
     // Where npm's wrapper is at hand, `deno` on PATH is the wrapper first, as after an npm
     // install whose script did not run: the README's line puts the real binary before it.
     const wrapped = scratchDir("wrapped-");
@@ -617,11 +825,20 @@ Deno.test({
       await terminal.type("\x03");
       await terminal.waitFor(/\[cancelled\]\r\n> /, 60_000);
       const cancelled = terminal.screen().slice(started);
-      assert.ok(!cancelled.includes(SHELL_PROMPT), `the shell took the terminal: ${cancelled}`);
+      assert.ok(
+        !cancelled.includes(SHELL_PROMPT),
+        `the shell took the terminal: ${cancelled}`,
+      );
       await terminal.type("And since when is it up?\r");
-      await terminal.waitFor(/❓ And since when is it up\?[^]*\[end_turn\]\r\n> /, 60_000);
+      await terminal.waitFor(
+        /❓ And since when is it up\?[^]*\[end_turn\]\r\n> /,
+        60_000,
+      );
       await terminal.type("\x04");
-      await terminal.waitFor(/continue with: --resume [\w-]+\r\n[^]*shell\$ /, 60_000);
+      await terminal.waitFor(
+        /continue with: --resume [\w-]+\r\n[^]*shell\$ /,
+        60_000,
+      );
       await terminal.type(`echo "exit $?"\r`);
       await terminal.waitFor(/exit \d+\r\n/, 60_000);
       assert.match(terminal.screen(), /exit 0\r\n/);
@@ -640,7 +857,9 @@ Deno.test({
     const word = uniqueWord();
     const env = { MM_SIM_THINK_MS: "30000", MM_SIM_PID_FILE: pidFile };
     const { screen } = await inInteractiveShell(env, async (terminal) => {
-      await terminal.type(`node '${NPM_WRAPPER}' task -q demo -- -i "How much memory? ${word}"\r`);
+      await terminal.type(
+        `node '${NPM_WRAPPER}' task -q demo -- -i "How much memory? ${word}"\r`,
+      );
       await terminal.waitFor("❓ How much memory?", 60_000);
       await sleep(300); // the prompt is on its way to mm
       await terminal.type("\x03");
@@ -649,12 +868,15 @@ Deno.test({
     });
     await assertNoPeerLeft(pidFile);
     assert.ok(screen.includes("[cancelled]"), JSON.stringify(screen));
-    const errors = visibleLines(screen).filter((line) => line.includes("error"));
+    const errors = visibleLines(screen).filter((line) =>
+      line.includes("error")
+    );
     assert.equal(errors.length, 1, errors.join("\n"));
     // Said when a read fails (EIO), or, where the read began before the shell took the terminal
     // back (it would then wait for the person, racing the shell), when it is seen in the background.
     const why = /\((stdin: Input\/output error|the shell has it back)\)/.source;
-    const lost = "error: cannot read the terminal any more " + why + ": most likely the shell " +
+    const lost = "error: cannot read the terminal any more " + why +
+      ": most likely the shell " +
       "took it back when npm's Node wrapper around deno ended at Ctrl-C; put the real deno binary " +
       `first on PATH \\(the README's "Two commands" says how\\)`;
     assert.match(errors[0], new RegExp(`^${lost}$`));
@@ -700,7 +922,8 @@ Deno.test({
     // in a process group of its own, as a shell does when the program it started ended.
     const pidFile = tempFile("pid", "");
     const flag = `${scratchDir("flag-")}/take`;
-    const take = "import os, signal, time; signal.signal(signal.SIGTTOU, signal.SIG_IGN); " +
+    const take =
+      "import os, signal, time; signal.signal(signal.SIGTTOU, signal.SIG_IGN); " +
       'os.setpgid(0, 0); os.tcsetpgrp(os.open("/dev/tty", os.O_RDWR), os.getpgrp()); ' +
       "time.sleep(60)";
     const client = clientCommand(["--mm", MM_SIM, "-i"]);

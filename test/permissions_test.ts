@@ -43,7 +43,11 @@ Deno.test("permissions: decide() allows only the exact title of an offered tool,
   // As the client reads mm's request: a title that is not a string is none.
   const decided = (title: unknown) =>
     decide(
-      { title: typeof title === "string" ? title : undefined, toolCall: {}, options: [] },
+      {
+        title: typeof title === "string" ? title : undefined,
+        toolCall: {},
+        options: [],
+      },
       TOOLS,
     );
   assert.equal(decided("client: host_info"), "allow");
@@ -77,10 +81,13 @@ const OPTIONS = {
 
 Deno.test("permissions: allowing picks allow_once, else allow_always", () => {
   const { allowOnce, allowAlways, rejectOnce } = OPTIONS;
-  assert.deepEqual(choosePermission([rejectOnce, allowAlways, allowOnce], true), {
-    outcome: "selected",
-    optionId: "a1",
-  });
+  assert.deepEqual(
+    choosePermission([rejectOnce, allowAlways, allowOnce], true),
+    {
+      outcome: "selected",
+      optionId: "a1",
+    },
+  );
   assert.deepEqual(choosePermission([rejectOnce, allowAlways], true), {
     outcome: "selected",
     optionId: "a2",
@@ -89,20 +96,28 @@ Deno.test("permissions: allowing picks allow_once, else allow_always", () => {
 
 Deno.test("permissions: refusing picks reject_once, else reject_always, else cancelled", () => {
   const { allowOnce, rejectOnce, rejectAlways } = OPTIONS;
-  assert.deepEqual(choosePermission([allowOnce, rejectAlways, rejectOnce], false), {
-    outcome: "selected",
-    optionId: "r1",
-  });
+  assert.deepEqual(
+    choosePermission([allowOnce, rejectAlways, rejectOnce], false),
+    {
+      outcome: "selected",
+      optionId: "r1",
+    },
+  );
   assert.deepEqual(choosePermission([allowOnce, rejectAlways], false), {
     outcome: "selected",
     optionId: "r2",
   });
-  assert.deepEqual(choosePermission([allowOnce], false), { outcome: "cancelled" });
+  assert.deepEqual(choosePermission([allowOnce], false), {
+    outcome: "cancelled",
+  });
 });
 
 Deno.test("permissions: without an allow option an allowed call is refused, never given an invented id", () => {
   const { rejectOnce } = OPTIONS;
-  assert.deepEqual(choosePermission([rejectOnce], true), { outcome: "selected", optionId: "r1" });
+  assert.deepEqual(choosePermission([rejectOnce], true), {
+    outcome: "selected",
+    optionId: "r1",
+  });
   assert.deepEqual(choosePermission([], true), { outcome: "cancelled" });
   assert.deepEqual(choosePermission("nope", true), { outcome: "cancelled" });
   assert.deepEqual(choosePermission([{ kind: "allow_once" }, null, 3], true), {
@@ -127,7 +142,10 @@ Deno.test("permissions: a question's keys are a, A, r and R by kind, in mm's ord
     null,
     "allow_once",
   ];
-  assert.deepEqual(optionKeys(odd).map(({ key, option }) => [key, option.optionId]), [["a", "a1"]]);
+  assert.deepEqual(
+    optionKeys(odd).map(({ key, option }) => [key, option.optionId]),
+    [["a", "a1"]],
+  );
   assert.deepEqual(optionKeys("not a list"), []);
 });
 
@@ -141,7 +159,10 @@ for (
 ) {
   Deno.test(`permissions: with ${what} mm asks before each call and the client allows client: host_info`, async () => {
     const agent = agentFileWith(replacements);
-    const run = await runClient({ args: ["--agent", agent], readAlso: [agent] });
+    const run = await runClient({
+      args: ["--agent", agent],
+      readAlso: [agent],
+    });
     assert.equal(run.code, 0, run.stderr);
     const { session } = discovery(run.log);
     assertInOrder(run.log, [
@@ -150,7 +171,11 @@ for (
       `[client] host_info {"topic":"os"} (session ${session})`,
       `[client] host_info {"topic":"memory"} (session ${session})`,
     ]);
-    assert.ok(run.stderr.includes('"outcome":{"outcome":"selected","optionId":"allow"}'));
+    assert.ok(
+      run.stderr.includes(
+        '"outcome":{"outcome":"selected","optionId":"allow"}',
+      ),
+    );
     assertInOrder(run.out, [`│ ${OS_TEXT}`, RESULT_LINE.memory, "[end_turn]"]);
   });
 }
@@ -184,7 +209,8 @@ Deno.test("permissions: the policy allows exactly client: host_info and only pic
     { optionId: "no", name: "Reject", kind: "reject_once" },
     { optionId: "never", name: "Never", kind: "reject_always" },
   ]);
-  const selected = (id: string) => `{"outcome":{"outcome":"selected","optionId":"${id}"}}`;
+  const selected = (id: string) =>
+    `{"outcome":{"outcome":"selected","optionId":"${id}"}}`;
   assert.deepEqual(seen(run.log), [
     `"client: host_info" ${all} -> ${selected("yes")}`,
     `"client: host_info " ${all} -> ${selected("no")}`,
@@ -208,17 +234,31 @@ Deno.test("permissions: the policy allows exactly client: host_info and only pic
     `"client: host_info" "not a list" -> {"outcome":{"outcome":"cancelled"}}`,
     `"client: host_info" [{"name":"Allow","kind":"allow_once"}] -> {"outcome":{"outcome":"cancelled"}}`,
   ]);
-  const decisions = run.log.filter((l) => l.startsWith("[client] permission for "));
+  const decisions = run.log.filter((l) =>
+    l.startsWith("[client] permission for ")
+  );
   assert.deepEqual(decisions.slice(0, 3), [
     '[client] permission for "client: host_info": allowed',
     '[client] permission for "client: host_info ": refused',
     '[client] permission for "Client: host_info": refused',
   ]);
-  assert.equal(decisions[8], '[client] permission for "client: host_info": allowed');
-  assert.equal(decisions[11], '[client] permission for "client: host_info": refused');
+  assert.equal(
+    decisions[8],
+    '[client] permission for "client: host_info": allowed',
+  );
+  assert.equal(
+    decisions[11],
+    '[client] permission for "client: host_info": refused',
+  );
   // An allow option without an id cannot be picked: the answer is cancelled, and said so.
-  assert.equal(decisions[14], '[client] permission for "client: host_info": refused');
-  assert.equal(run.out.filter((line) => line === "✖ client: host_info refused").length, 4);
+  assert.equal(
+    decisions[14],
+    '[client] permission for "client: host_info": refused',
+  );
+  assert.equal(
+    run.out.filter((line) => line === "✖ client: host_info refused").length,
+    4,
+  );
 });
 
 // ─── The person at a terminal decides ────────────────────────────────────────
@@ -232,7 +272,11 @@ const SHELL_QUESTION = [
 ];
 
 /** The client at a terminal against the peer playing `scenario`, with more arguments. */
-function peerAtTerminal(scenario: string, args: string[] = [], env: Record<string, string> = {}) {
+function peerAtTerminal(
+  scenario: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+) {
   const pidFile = tempFile("pid", "");
   const terminal = inTerminal(clientCommand(["--mm", ROGUE, ...args]), {
     env: { ROGUE_SCENARIO: scenario, ROGUE_PID_FILE: pidFile, ...env },
@@ -247,9 +291,15 @@ for (
     ["r", "no", "refused"],
     ["R", "never", "refused"],
     ["\r", "no", "refused"],
+    ["\n", "no", "refused"],
   ] as const
 ) {
-  const pressed = key === "\r" ? "Enter alone, the safe choice," : `the key ${key}`;
+  let pressed = `the key ${key}`;
+  if (key === "\r") pressed = "Enter alone, the safe choice,";
+  // A terminal that maps CR to NL, or Ctrl-J, sends \n for Enter.
+  if (key === "\n") {
+    pressed = "Enter sent as \\n (Ctrl-J), the safe choice too,";
+  }
   Deno.test({
     name:
       `permissions: at a terminal a call the client does not lend is put to the person, and ${pressed} answers ${optionId}`,
@@ -257,14 +307,24 @@ for (
     async fn() {
       const { terminal, pidFile } = peerAtTerminal("ask-shell");
       await atPermissionQuestion(terminal);
-      assert.ok(!terminal.screen().includes("[client] permission for"), "answered unasked");
+      assert.ok(
+        !terminal.screen().includes("[client] permission for"),
+        "answered unasked",
+      );
       await terminal.type(key);
       // The key answers at once: by the time the question has waited 10 s, it must have.
-      await terminal.waitFor(/permission for "ls -la \/srv"|waiting for you … 10 s/);
-      const answered = terminal.screen().includes('[client] permission for "ls -la /srv"');
+      await terminal.waitFor(
+        /permission for "ls -la \/srv"|waiting for you … 10 s/,
+      );
+      const answered = terminal.screen().includes(
+        '[client] permission for "ls -la /srv"',
+      );
       if (!answered) terminal.kill();
       const { code, screen } = await terminal.done();
-      assert.ok(answered, `still waiting for you 10 s on: ${JSON.stringify(screen)}`);
+      assert.ok(
+        answered,
+        `still waiting for you 10 s on: ${JSON.stringify(screen)}`,
+      );
       assert.equal(code, 0, JSON.stringify(screen));
       const lines = visibleLines(screen);
       assertInOrder(lines, [
@@ -274,11 +334,106 @@ for (
         `[rogue] answer {"outcome":{"outcome":"selected","optionId":"${optionId}"}}`,
         "[end_turn]",
       ]);
-      assert.ok(!lines.some((line) => line.includes("waiting for")), lines.join("\n"));
+      assert.ok(
+        !lines.some((line) => line.includes("waiting for")),
+        lines.join("\n"),
+      );
       await assertNoPeerLeft(pidFile);
     },
   });
 }
+
+Deno.test({
+  name:
+    "permissions: a question mm withdraws is not the person's refusal: not logged or shown as refused, not counted as one, and the progress line stops waiting for you",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = peerAtTerminal("ask-then-withdraw");
+    await atPermissionQuestion(terminal);
+    const asked = terminal.screen().length;
+    await terminal.waitFor(
+      /answer \{"jsonrpc":"2\.0","id":613,"error":\{"code":-32800/,
+    );
+    // mm takes a while before it ends the turn: what the client waits for meanwhile.
+    await terminal.waitFor(/answer [^]*waiting for the model/);
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 130, JSON.stringify(screen)); // mm ended the turn cancelled, by itself
+    const lines = visibleLines(screen);
+    assert.ok(
+      !lines.some((line) => line.includes("refused")),
+      lines.join("\n"),
+    );
+    assert.ok(
+      lines.includes(
+        "[client] mm ended the turn as cancelled; the client did not ask",
+      ),
+      lines.join("\n"),
+    );
+    const withdrawn = screen.indexOf('"id":613,"error"', asked);
+    assert.ok(
+      !screen.slice(withdrawn).includes("waiting for you"),
+      JSON.stringify(screen),
+    );
+    await assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
+    "permissions: once the person answers, the progress line no longer waits for you, even while mm is slow to say more",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = peerAtTerminal("ask-then-slow");
+    await atPermissionQuestion(terminal);
+    await terminal.type("r");
+    await terminal.waitFor(
+      '[client] permission for "ls -la /srv": refused (asked)',
+    );
+    const answered = terminal.screen().length;
+    // mm says nothing for 1.5 s after the answer: the client waits for the model, not for you.
+    await terminal.waitFor(
+      new RegExp(`^[^]{${answered}}[^]*waiting for the model`),
+    );
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    assert.ok(
+      !screen.slice(answered).includes("waiting for you"),
+      JSON.stringify(screen),
+    );
+    await assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
+    "permissions: after a question read from stdin at a terminal (-, ended with Ctrl-D) nobody can answer: the permission is refused unasked, and the log says so",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = peerAtTerminal("ask-shell", ["-"]);
+    await terminal.waitFor("end it with Ctrl-D");
+    await terminal.type("What is under /srv?\r");
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    assert.ok(
+      !screen.includes("(Enter: "),
+      `asked though nobody can answer:\n${lines.join("\n")}`,
+    );
+    assertInOrder(lines, [
+      "🛠️ ls -la /srv",
+      '[client] permission for "ls -la /srv": refused (nobody can answer)',
+      "✖ ls -la /srv refused",
+      '[rogue] answer {"outcome":{"outcome":"selected","optionId":"no"}}',
+      "[end_turn]",
+    ]);
+    assert.ok(
+      !lines.some((line) => line.includes("(asked)")),
+      lines.join("\n"),
+    );
+    await assertNoPeerLeft(pidFile);
+  },
+});
 
 Deno.test({
   name:
@@ -294,7 +449,11 @@ Deno.test({
     const start = lines.indexOf(SHELL_QUESTION[0]);
     // The question, from the call's title to its keys, with nothing between its lines.
     const question = lines.slice(start, start + SHELL_QUESTION.length);
-    assert.deepEqual(question, SHELL_QUESTION, `not the question alone:\n${lines.join("\n")}`);
+    assert.deepEqual(
+      question,
+      SHELL_QUESTION,
+      `not the question alone:\n${lines.join("\n")}`,
+    );
     await assertNoPeerLeft(pidFile);
   },
 });
@@ -309,7 +468,10 @@ Deno.test({
     await terminal.type("A"); // mm offered no allow_always, nor a reject_always
     await terminal.type("R");
     await sleep(600);
-    assert.ok(!terminal.screen().includes("[client] permission for"), "a key mm did not offer");
+    assert.ok(
+      !terminal.screen().includes("[client] permission for"),
+      "a key mm did not offer",
+    );
     await terminal.type("a");
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
@@ -332,8 +494,14 @@ Deno.test({
   async fn() {
     const { terminal, pidFile } = peerAtTerminal("ask-two");
     await atPermissionQuestion(terminal);
-    assert.ok(terminal.screen().includes("command: rm /tmp/one"), terminal.screen());
-    assert.ok(!terminal.screen().includes("command: rm /tmp/two"), "asked before the first ended");
+    assert.ok(
+      terminal.screen().includes("command: rm /tmp/one"),
+      terminal.screen(),
+    );
+    assert.ok(
+      !terminal.screen().includes("command: rm /tmp/two"),
+      "asked before the first ended",
+    );
     await terminal.type("a");
     await atPermissionQuestion(terminal, 2);
     await terminal.type("r");
@@ -346,10 +514,13 @@ Deno.test({
       "   command: rm /tmp/two",
       '[client] permission for "rm /tmp/two": refused (asked)',
     ]);
-    assert.deepEqual(lines.filter((line) => line.startsWith("[rogue] answer")), [
-      '[rogue] answer 612 {"outcome":{"outcome":"selected","optionId":"yes"}}',
-      '[rogue] answer 613 {"outcome":{"outcome":"selected","optionId":"no"}}',
-    ]);
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith("[rogue] answer")),
+      [
+        '[rogue] answer 612 {"outcome":{"outcome":"selected","optionId":"yes"}}',
+        '[rogue] answer 613 {"outcome":{"outcome":"selected","optionId":"no"}}',
+      ],
+    );
     await assertNoPeerLeft(pidFile);
   },
 });
@@ -369,7 +540,10 @@ Deno.test({
     await terminal.type("a"); // while the model thinks, before any question
     await atPermissionQuestion(terminal);
     await sleep(500);
-    assert.ok(!terminal.screen().includes("[client] permission for"), "typed ahead, taken");
+    assert.ok(
+      !terminal.screen().includes("[client] permission for"),
+      "typed ahead, taken",
+    );
     await terminal.type("r");
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
@@ -390,14 +564,26 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     const agent = agentFileWith({ "yolo: true": "yolo: false" });
-    const permissions = permissionsWith("--allow-read=", `--allow-read=.,${agent}`);
-    const terminal = inTerminal(clientCommand(["--mm", MM_SIM, "--agent", agent], permissions));
+    const permissions = permissionsWith(
+      "--allow-read=",
+      `--allow-read=.,${agent}`,
+    );
+    const terminal = inTerminal(
+      clientCommand(["--mm", MM_SIM, "--agent", agent], permissions),
+    );
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     const lines = visibleLines(screen);
     const allowed = '[client] permission for "client: host_info": allowed';
-    assert.equal(lines.filter((line) => line === allowed).length, 2, lines.join("\n"));
-    assert.ok(!screen.includes("(Enter: "), "a question about the client's own tool");
+    assert.equal(
+      lines.filter((line) => line === allowed).length,
+      2,
+      lines.join("\n"),
+    );
+    assert.ok(
+      !screen.includes("(Enter: "),
+      "a question about the client's own tool",
+    );
   },
 });
 
@@ -416,12 +602,17 @@ for (
     async fn() {
       const pidFile = tempFile("pid", "");
       const log = tempFile("log", "");
-      const command = `${clientCommand(["--mm", ROGUE, ...args])} ${redirect.replace("LOG", log)}`;
+      const command = `${clientCommand(["--mm", ROGUE, ...args])} ${
+        redirect.replace("LOG", log)
+      }`;
       const terminal = inTerminal(command, {
         env: { ROGUE_SCENARIO: "ask-shell", ROGUE_PID_FILE: pidFile },
       });
       // A question nobody is to answer would wait for a key for ever: it fails the test as shown.
-      const asked = await terminal.waitFor("(Enter: ").then(() => true, () => false);
+      const asked = await terminal.waitFor("(Enter: ").then(
+        () => true,
+        () => false,
+      );
       if (asked) terminal.kill();
       const { code, screen } = await terminal.done();
       assert.ok(!asked, `asked: ${JSON.stringify(screen)}`);
@@ -429,9 +620,14 @@ for (
       const shown = screen + Deno.readTextFileSync(log); // stderr, where it is not the terminal
       assert.ok(!shown.includes("(Enter: "), `asked: ${JSON.stringify(shown)}`);
       assert.ok(!shown.includes("(asked)"), JSON.stringify(shown));
-      assert.ok(shown.includes('[client] permission for "ls -la /srv": refused'), shown);
       assert.ok(
-        shown.includes('[rogue] answer {"outcome":{"outcome":"selected","optionId":"no"}}'),
+        shown.includes('[client] permission for "ls -la /srv": refused'),
+        shown,
+      );
+      assert.ok(
+        shown.includes(
+          '[rogue] answer {"outcome":{"outcome":"selected","optionId":"no"}}',
+        ),
       );
       await assertNoPeerLeft(pidFile);
     },
@@ -455,49 +651,81 @@ const flagsOf = (line: string) =>
 /** The names a flag grants (`--allow-env=A,B` → A, B; a bare flag grants everything: `*`). */
 const grants = (flags: string[], prefix: string) =>
   flags.filter((flag) => flag.split("=")[0] === prefix)
-    .flatMap((flag) => flag.includes("=") ? flag.split("=")[1].split(",") : ["*"]);
+    .flatMap((flag) =>
+      flag.includes("=") ? flag.split("=")[1].split(",") : ["*"]
+    );
 
 /**
  * How the flags of one of the places that name the permissions differ from those of client.ts's
  * first line, in words: which flag it lacks, which it has that the first line has not, and for a
  * flag both have, what each grants. `undefined`: the same flags.
  */
-function flagsDiffer(place: string, flags: string[], first: string[]): string | undefined {
+function flagsDiffer(
+  place: string,
+  flags: string[],
+  first: string[],
+): string | undefined {
   const name = (flag: string) => flag.split("=")[0];
   const problems: string[] = [];
   for (const flag of first) {
     const theirs = flags.find((other) => name(other) === name(flag));
     if (theirs === undefined) problems.push(`it lacks ${flag}`);
-    else if (theirs !== flag) problems.push(`it has ${theirs} where the first line has ${flag}`);
+    else if (theirs !== flag) {
+      problems.push(`it has ${theirs} where the first line has ${flag}`);
+    }
   }
-  for (const flag of flags.filter((f) => !first.some((other) => name(other) === name(f)))) {
+  for (
+    const flag of flags.filter((f) =>
+      !first.some((other) => name(other) === name(f))
+    )
+  ) {
     problems.push(`it has ${flag}, which the first line has not`);
   }
   if (problems.length === 0) return undefined;
-  return `${place} names other permissions than client.ts's first line: ${problems.join("; ")}`;
+  return `${place} names other permissions than client.ts's first line: ${
+    problems.join("; ")
+  }`;
 }
 
 Deno.test("permissions: the shebang line and the start, demo, compile and install tasks name the same flags and --no-prompt, never -A", () => {
   const [shebang] = Deno.readTextFileSync(`${ROOT}/client.ts`).split("\n", 1);
   assert.match(shebang, /^#!\/usr\/bin\/env -S deno run --no-prompt /);
   const flags = flagsOf(shebang);
-  assert.ok(!flags.includes("-A"), `client.ts's first line gives every permission: ${shebang}`);
+  assert.ok(
+    !flags.includes("-A"),
+    `client.ts's first line gives every permission: ${shebang}`,
+  );
   const tasks = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks;
   // install also reads the project folder, wherever the command is run from.
   const installed = flags.map((flag) =>
     flag.startsWith("--allow-read=") ? flag.replace("=.", "=.,$PWD") : flag
   );
   const places: [string, string[], string[]][] = [
-    ["the tests' runs (the start task, as _run.ts reads it)", START_PERMISSIONS, flags],
-    ...["start", "demo", "compile"].map((task): [string, string[], string[]] => [
+    [
+      "the tests' runs (the start task, as _run.ts reads it)",
+      START_PERMISSIONS,
+      flags,
+    ],
+    ...["start", "demo", "compile"].map((
+      task,
+    ): [string, string[], string[]] => [
       `the ${task} task in deno.json`,
       flagsOf(tasks[task]),
       flags,
     ]),
-    ["the install task in deno.json (which also reads $PWD)", flagsOf(tasks.install), installed],
+    [
+      "the install task in deno.json (which also reads $PWD)",
+      flagsOf(tasks.install),
+      installed,
+    ],
   ];
-  const differ = places.map(([place, theirs, wanted]) => flagsDiffer(place, theirs, wanted));
-  assert.deepEqual(differ.filter((problem) => problem !== undefined).join("\n"), "");
+  const differ = places.map(([place, theirs, wanted]) =>
+    flagsDiffer(place, theirs, wanted)
+  );
+  assert.deepEqual(
+    differ.filter((problem) => problem !== undefined).join("\n"),
+    "",
+  );
   // A copier's tool that uses a permission it was not given fails; it never stops at a prompt.
   for (const name of ["start", "demo", "compile", "install"]) {
     const said = `the ${name} task lacks --no-prompt: ${tasks[name]}`;
@@ -532,30 +760,48 @@ function permissionProblem(
   widened = WIDENED_ON_PURPOSE,
   shipped = TOOLS.length === 1,
 ): string | undefined {
-  const onPurpose = `or, if you widened it on purpose, add "<flag>" to WIDENED_ON_PURPOSE in ` +
+  const onPurpose =
+    `or, if you widened it on purpose, add "<flag>" to WIDENED_ON_PURPOSE in ` +
     "test/permissions_test.ts";
-  const fivePlaces = "client.ts's first line and the start, demo, compile and install tasks";
+  const fivePlaces =
+    "client.ts's first line and the start, demo, compile and install tasks";
   for (const flag of flags) {
     const [prefix, names] = flag.split("=");
-    if (names !== undefined || EXACT.includes(flag) || widened.includes(flag)) continue;
+    if (names !== undefined || EXACT.includes(flag) || widened.includes(flag)) {
+      continue;
+    }
     const own = EXACT.find((exact) => exact.startsWith(`${prefix}=`));
     const named = `${own ? `${own},` : `${prefix}=`}<what your tool uses>`;
-    return `${flag} grants ${EVERY[prefix] ?? "everything of its kind"}, where each flag names ` +
-      `what it grants: write ${named} in ${fivePlaces}; ${onPurpose.replace("<flag>", flag)}`;
+    return `${flag} grants ${
+      EVERY[prefix] ?? "everything of its kind"
+    }, where each flag names ` +
+      `what it grants: write ${named} in ${fivePlaces}; ${
+        onPurpose.replace("<flag>", flag)
+      }`;
   }
   for (const flag of EXACT) {
     const [prefix, names] = flag.split("=");
     const given = grants(flags, prefix);
     for (const name of names?.split(",") ?? ["*"]) {
       if (given.includes(name) || given.includes("*")) continue;
-      const what = name === "*" ? `${prefix} as it is, naming nothing` : `${name} in ${prefix}`;
-      return `the client needs ${what}, which these flags do not grant: ${flags.join(" ")}`;
+      const what = name === "*"
+        ? `${prefix} as it is, naming nothing`
+        : `${name} in ${prefix}`;
+      return `the client needs ${what}, which these flags do not grant: ${
+        flags.join(" ")
+      }`;
     }
   }
-  const beyond = flags.filter((flag) => !EXACT.includes(flag) && !widened.includes(flag));
+  const beyond = flags.filter((flag) =>
+    !EXACT.includes(flag) && !widened.includes(flag)
+  );
   if (!shipped || beyond.length === 0) return undefined;
-  return `with host_info the only tool, the flags are the client's own (${EXACT.join(" ")}), ` +
-    `not also ${beyond.join(" ")}: take it out, ${onPurpose.replace("<flag>", beyond[0])}`;
+  return `with host_info the only tool, the flags are the client's own (${
+    EXACT.join(" ")
+  }), ` +
+    `not also ${beyond.join(" ")}: take it out, ${
+      onPurpose.replace("<flag>", beyond[0])
+    }`;
 }
 
 Deno.test("permissions: the flags grant what the client and host_info use, each naming what it grants, and as shipped nothing more", () => {
@@ -564,7 +810,8 @@ Deno.test("permissions: the flags grant what the client and host_info use, each 
 });
 
 Deno.test("permissions: the flags' check says what is wrong and what to change: a bare flag, a name left out, a flag widened on purpose", () => {
-  const withEnv = (flag: string) => EXACT.map((f) => f.startsWith("--allow-env") ? flag : f);
+  const withEnv = (flag: string) =>
+    EXACT.map((f) => f.startsWith("--allow-env") ? flag : f);
   // Deno's own hint is a bare --allow-env: it grants MM_BIN, and every other variable too.
   assert.equal(
     permissionProblem(withEnv("--allow-env"), [], false),
@@ -573,7 +820,10 @@ Deno.test("permissions: the flags' check says what is wrong and what to change: 
       'demo, compile and install tasks; or, if you widened it on purpose, add "--allow-env" to ' +
       "WIDENED_ON_PURPOSE in test/permissions_test.ts",
   );
-  assert.equal(permissionProblem(withEnv("--allow-env"), ["--allow-env"], false), undefined);
+  assert.equal(
+    permissionProblem(withEnv("--allow-env"), ["--allow-env"], false),
+    undefined,
+  );
   assert.match(
     permissionProblem([...EXACT, "--allow-net"], [], false) ?? "",
     /^--allow-net grants every host, .*: write --allow-net=<what your tool uses> in /,
@@ -583,7 +833,8 @@ Deno.test("permissions: the flags' check says what is wrong and what to change: 
   assert.equal(permissionProblem(named, [], false), undefined);
   assert.equal(
     permissionProblem(named, [], true),
-    "with host_info the only tool, the flags are the client's own (" + EXACT.join(" ") +
+    "with host_info the only tool, the flags are the client's own (" +
+      EXACT.join(" ") +
       "), not also --allow-env=MM_BIN,NO_COLOR,TERM,HOME: take it out, or, if you widened it on purpose, " +
       'add "--allow-env=MM_BIN,NO_COLOR,TERM,HOME" to WIDENED_ON_PURPOSE in test/permissions_test.ts',
   );
@@ -666,8 +917,17 @@ const WITHOUT_A_PROMPT: {
 
 Deno.test("permissions: a topic needs every one of its --allow-sys names; either one missing is named", async () => {
   for (const missing of ["osRelease", "hostname"]) {
-    const names = ["osRelease", "hostname", "cpus", "loadavg", "systemMemoryInfo", "osUptime"];
-    const flag = `--allow-sys=${names.filter((name) => name !== missing).join(",")}`;
+    const names = [
+      "osRelease",
+      "hostname",
+      "cpus",
+      "loadavg",
+      "systemMemoryInfo",
+      "osUptime",
+    ];
+    const flag = `--allow-sys=${
+      names.filter((name) => name !== missing).join(",")
+    }`;
     const run = await runClient({
       permissions: permissionsWith("--allow-sys=", flag),
       args: ["Which OS?"],

@@ -20,14 +20,27 @@ import {
   startClient,
   tempFile,
 } from "./_run.ts";
-import { atPermissionQuestion, hasScript, inTerminal, visibleLines } from "./_pty.ts";
+import {
+  atPermissionQuestion,
+  hasScript,
+  inTerminal,
+  visibleLines,
+} from "./_pty.ts";
 
 Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, not before, and ends 124", async () => {
   const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
-  const run = await startClient(rogue("silent", { args: ["--turn-timeout", "1"] })).done();
+  const run = await startClient(
+    rogue("silent", { args: ["--turn-timeout", "1"] }),
+  ).done();
   // The peer times its silence from its last write, which the client heard before the turn began.
-  const silence = Number(seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1]);
-  assertTook("cancelled", silence, { least: 998, most: 1000, idle: await idle });
+  const silence = Number(
+    seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1],
+  );
+  assertTook("cancelled", silence, {
+    least: 998,
+    most: 1000,
+    idle: await idle,
+  });
   assert.equal(run.code, 124, run.stderr);
   assert.equal(run.out.at(-1), "[cancelled]");
   assert.ok(run.log.includes("[client] cancelling…"), run.stderr);
@@ -35,7 +48,11 @@ Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, 
     run.log.filter((l) => l.startsWith("error: ")).join("\n"),
     "error: mm sent nothing for 1 s; turn cancelled",
   );
-  assert.ok(run.log.includes("[client] continue with: --resume 20261130-120000-0badc0de"));
+  assert.ok(
+    run.log.includes(
+      "[client] continue with: --resume 20261130-120000-0badc0de",
+    ),
+  );
   await assertNoPeerLeft(run.pidFile);
 });
 
@@ -47,10 +64,16 @@ Deno.test("--turn-timeout: the silence is counted from mm's last frame, also whe
     args: ["--turn-timeout", "1.5"],
     env: { ROGUE_SPEAK_AFTER_MS: "100" },
   })).done();
-  const silence = Number(seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1]);
+  const silence = Number(
+    seen(run.log).join("\n").match(/after (\d+) ms of silence/)?.[1],
+  );
   // A timer set again for a whole 1.5 s would fire at 2.9 s of silence: beyond this bound unless
   // the machine is crowded.
-  assertTook("cancelled", silence, { least: 1498, most: 1500, idle: await idle });
+  assertTook("cancelled", silence, {
+    least: 1498,
+    most: 1500,
+    idle: await idle,
+  });
   assert.equal(run.code, 124, run.stderr);
 });
 
@@ -70,7 +93,9 @@ async function idleAtThePrompt(env: Record<string, string>) {
   await client.waitForStdout("[end_turn]");
   const firstTurnMs = performance.now() - asked;
   const idle = await idleRunMs();
-  await sleep(Math.max(0, 1000 + 2 * idle - (performance.now() - asked - firstTurnMs)));
+  await sleep(
+    Math.max(0, 1000 + 2 * idle - (performance.now() - asked - firstTurnMs)),
+  );
   await client.write("And since when is it up?\n");
   await client.waitForStdout("❓ And since when is it up?");
   await client.closeStdin();
@@ -80,7 +105,11 @@ async function idleAtThePrompt(env: Record<string, string>) {
 Deno.test("--turn-timeout: the timer ends with its turn: nothing fires at the -i prompt or in the next turn", async () => {
   const { run } = await idleAtThePrompt({});
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.out.filter((line) => line === "[end_turn]").length, 2, run.stdout);
+  assert.equal(
+    run.out.filter((line) => line === "[end_turn]").length,
+    2,
+    run.stdout,
+  );
   assert.ok(!run.stderr.includes("mm sent nothing"), run.stderr);
   assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
 });
@@ -88,10 +117,19 @@ Deno.test("--turn-timeout: the timer ends with its turn: nothing fires at the -i
 Deno.test("--turn-timeout: a timer set again in a long turn ends with it too: nothing fires at the -i prompt", async () => {
   // The answer streams in four pieces 600 ms apart: the 1 s check finds mm talking and sets the
   // timer again, and that timer, not only the first, must end with the turn.
-  const { run, firstTurnMs } = await idleAtThePrompt({ MM_SIM_STREAM_MS: "600" });
-  assert.ok(firstTurnMs > 1200, `a turn of ${firstTurnMs} ms did not outlast the timeout`);
+  const { run, firstTurnMs } = await idleAtThePrompt({
+    MM_SIM_STREAM_MS: "600",
+  });
+  assert.ok(
+    firstTurnMs > 1200,
+    `a turn of ${firstTurnMs} ms did not outlast the timeout`,
+  );
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.out.filter((line) => line === "[end_turn]").length, 2, run.stdout);
+  assert.equal(
+    run.out.filter((line) => line === "[end_turn]").length,
+    2,
+    run.stdout,
+  );
   assert.ok(!run.stderr.includes("cancelling"), run.stderr);
   assert.ok(!run.stderr.includes("session/cancel"), run.stderr);
 });
@@ -119,26 +157,55 @@ Deno.test("--turn-timeout: mm waiting for the client's answer is not silent", as
 });
 
 Deno.test("--turn-timeout: mm that ignores the cancel is killed after the grace, and the run still ends 124", async () => {
-  const run = await startClient(rogue("ignore-cancel", { args: ["--turn-timeout", "0.5"] })).done();
+  const run = await startClient(
+    rogue("ignore-cancel", { args: ["--turn-timeout", "0.5"] }),
+  ).done();
   assert.equal(run.code, 124, run.stderr);
-  assert.ok(run.log.includes("[client] mm did not answer the cancellation in time; killing it"));
-  assert.ok(run.log.includes("error: mm sent nothing for 0.5 s; turn cancelled"), run.stderr);
+  assert.ok(
+    run.log.includes(
+      "[client] mm did not answer the cancellation in time; killing it",
+    ),
+  );
+  assert.ok(
+    run.log.includes("error: mm sent nothing for 0.5 s; turn cancelled"),
+    run.stderr,
+  );
   await assertNoPeerLeft(run.pidFile);
 });
 
 Deno.test("--turn-timeout: after Ctrl-C, a silence past the timeout does not cancel the turn again", async () => {
   // mm ignores the cancel: the turn timeout passes during the grace, and must leave it be.
   const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
-  const client = startClient(rogue("ignore-cancel", { args: ["--turn-timeout", "1"] }));
+  const client = startClient(
+    rogue("ignore-cancel", { args: ["--turn-timeout", "1"] }),
+  );
   await client.waitForStderr('"agent_thought_chunk"');
   client.child.kill("SIGINT");
   // Past the timeout since mm's last frame, with room for the machine; within the 5 s grace.
   await sleep(Math.min(1000 + 2 * await idle, 4000));
   try {
     client.child.kill("SIGINT"); // a second Ctrl-C, a person's: mm is killed
-  } catch { /* on a machine so slow that the grace ran out first: the client ended mm itself */ }
+  } catch {
+    /* on a machine so slow that the grace ran out first: the client ended mm itself */
+  }
   const run = await client.done();
   assert.equal(run.code, 130, run.stderr);
+  assert.equal(sentWith(run.stderr, "session/cancel").length, 1, run.stderr);
+  assert.ok(!run.stderr.includes("mm sent nothing"), run.stderr);
+  await assertNoPeerLeft(run.pidFile);
+});
+
+Deno.test("--turn-timeout: once the silence has cancelled the turn, a person's Ctrl-C ends it as theirs: mm killed, exit 130, not 124", async () => {
+  // The other order of the test above, as a crowded machine may deliver them: the timer first.
+  const client = startClient(
+    rogue("ignore-cancel", { args: ["--turn-timeout", "1"] }),
+  );
+  await client.waitForStderr("[client] cancelling…");
+  await sleep(400); // a later press, not a copy of one
+  client.child.kill("SIGINT");
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  assert.ok(run.log.includes("[client] second Ctrl-C: killing mm"), run.stderr);
   assert.equal(sentWith(run.stderr, "session/cancel").length, 1, run.stderr);
   assert.ok(!run.stderr.includes("mm sent nothing"), run.stderr);
   await assertNoPeerLeft(run.pidFile);
@@ -150,9 +217,12 @@ Deno.test({
   ignore: !hasScript,
   async fn() {
     const pidFile = tempFile("pid", "");
-    const terminal = inTerminal(clientCommand(["--mm", ROGUE, "--turn-timeout", "1"]), {
-      env: { ROGUE_SCENARIO: "ask-shell", ROGUE_PID_FILE: pidFile },
-    });
+    const terminal = inTerminal(
+      clientCommand(["--mm", ROGUE, "--turn-timeout", "1"]),
+      {
+        env: { ROGUE_SCENARIO: "ask-shell", ROGUE_PID_FILE: pidFile },
+      },
+    );
     await atPermissionQuestion(terminal);
     await sleep(2500); // more than twice the timeout
     assert.ok(!terminal.screen().includes("cancelling"), terminal.screen());
@@ -160,7 +230,10 @@ Deno.test({
     const { code, screen } = await terminal.done();
     assert.equal(code, 0, JSON.stringify(screen));
     const lines = visibleLines(screen);
-    assert.ok(lines.includes('[client] permission for "ls -la /srv": allowed (asked)'), screen);
+    assert.ok(
+      lines.includes('[client] permission for "ls -la /srv": allowed (asked)'),
+      screen,
+    );
     assert.ok(lines.includes("[end_turn]"), lines.join("\n"));
     assert.ok(!screen.includes("mm sent nothing"), screen);
     await assertNoPeerLeft(pidFile);
