@@ -158,9 +158,7 @@ Deno.test("build: on a new machine, deno task start fetches the client's YAML re
     );
     const said = new TextDecoder().decode(output.stderr);
     assert.ok(output.success, `deno task ${args.join(" ")} failed:\n${said}`);
-    return [...Deno.readDirSync(`${cache}/npm/registry.npmjs.org`)].map((e) =>
-      e.name
-    ).sort();
+    return [...Deno.readDirSync(`${cache}/npm/registry.npmjs.org`)].map((e) => e.name).sort();
   };
   assert.deepEqual(await fetched(["start", "--", "--version"]), [
     "argparse",

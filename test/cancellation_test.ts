@@ -47,8 +47,7 @@ import {
 import { scratchDir } from "./_scratch.ts";
 
 /** What the client says when the 5 s cancel grace ends with mm still there. */
-const NO_ANSWER_IN_TIME =
-  "[client] mm did not answer the cancellation in time; killing it";
+const NO_ANSWER_IN_TIME = "[client] mm did not answer the cancellation in time; killing it";
 
 /** The client at a terminal, with an mm that ignores session/cancel and writes its pids there. */
 function ignoringCancelAtTerminal(args: string[] = []) {
@@ -239,9 +238,7 @@ Deno.test("cancellation: a second signal during the grace kills mm and ends with
 for (const quiet of [false, true]) {
   Deno.test(
     `cancellation: Ctrl-C while a lent tool runs: mm cancels the call, its signal aborts, and ${
-      quiet
-        ? "with -q the client's [client] line is left out"
-        : "the client says so on stderr"
+      quiet ? "with -q the client's [client] line is left out" : "the client says so on stderr"
     }`,
     async () => {
       const client = startClient({
@@ -253,9 +250,7 @@ for (const quiet of [false, true]) {
       client.child.kill("SIGINT");
       const run = await client.done();
       assert.equal(run.code, 130, run.stderr);
-      const received = traced(run.stderr).filter((t) => !t.sent).map((t) =>
-        t.frame.method
-      );
+      const received = traced(run.stderr).filter((t) => !t.sent).map((t) => t.frame.method);
       assert.ok(received.includes("$/cancel_request"), "mm cancelled the call");
       assert.ok(
         run.log.includes("[tool] slow saw its signal abort"),
@@ -295,9 +290,7 @@ Deno.test("cancellation: after Ctrl-C a permission request is answered cancelled
     `got {"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"20261130-120000-0badc0de"}}`,
     'answer {"jsonrpc":"2.0","id":500,"result":{"outcome":{"outcome":"cancelled"}}}',
   ]);
-  const said = run.log.filter((line) =>
-    line.startsWith("[client] permission for ")
-  );
+  const said = run.log.filter((line) => line.startsWith("[client] permission for "));
   assert.deepEqual(said.map((line) => line.replace(/^.*": /, "")), [
     "refused (the turn is cancelled)",
   ]);
@@ -338,9 +331,7 @@ Deno.test("cancellation: with -i a turn cancelled and ended in time leaves no ca
     2,
     run.stdout,
   );
-  const decisions = run.log.filter((line) =>
-    line.startsWith("[client] permission for ")
-  );
+  const decisions = run.log.filter((line) => line.startsWith("[client] permission for "));
   assert.deepEqual(decisions, [
     '[client] permission for "client: host_info": allowed',
     '[client] permission for "client: host_info": allowed',
@@ -663,8 +654,7 @@ for (
   ] as const
 ) {
   Deno.test({
-    name:
-      `cancellation: Ctrl-C at the -i prompt of a terminal ${what}, exit 130`,
+    name: `cancellation: Ctrl-C at the -i prompt of a terminal ${what}, exit 130`,
     ignore: !hasScript,
     async fn() {
       const terminal = inTerminal(clientCommand(["--mm", MM_SIM, ...args]));
@@ -720,9 +710,7 @@ const NO_WRAPPER = NPM_WRAPPER
 
 /** The README's line that puts the real deno binary first on `PATH`. */
 const README_PATH_LINE = Deno.readTextFileSync(`${ROOT}/README.md`).split("\n")
-  .find((line) =>
-    line.includes("Deno.execPath()") && line.includes("export PATH=")
-  );
+  .find((line) => line.includes("Deno.execPath()") && line.includes("export PATH="));
 
 Deno.test("README: its line that puts the real deno on PATH changes nothing, and says why, where no deno is found", async () => {
   assert.ok(
@@ -868,9 +856,7 @@ Deno.test({
     });
     await assertNoPeerLeft(pidFile);
     assert.ok(screen.includes("[cancelled]"), JSON.stringify(screen));
-    const errors = visibleLines(screen).filter((line) =>
-      line.includes("error")
-    );
+    const errors = visibleLines(screen).filter((line) => line.includes("error"));
     assert.equal(errors.length, 1, errors.join("\n"));
     // Said when a read fails (EIO), or, where the read began before the shell took the terminal
     // back (it would then wait for the person, racing the shell), when it is seen in the background.
@@ -922,8 +908,7 @@ Deno.test({
     // in a process group of its own, as a shell does when the program it started ended.
     const pidFile = tempFile("pid", "");
     const flag = `${scratchDir("flag-")}/take`;
-    const take =
-      "import os, signal, time; signal.signal(signal.SIGTTOU, signal.SIG_IGN); " +
+    const take = "import os, signal, time; signal.signal(signal.SIGTTOU, signal.SIG_IGN); " +
       'os.setpgid(0, 0); os.tcsetpgrp(os.open("/dev/tty", os.O_RDWR), os.getpgrp()); ' +
       "time.sleep(60)";
     const client = clientCommand(["--mm", MM_SIM, "-i"]);

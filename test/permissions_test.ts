@@ -209,8 +209,7 @@ Deno.test("permissions: the policy allows exactly client: host_info and only pic
     { optionId: "no", name: "Reject", kind: "reject_once" },
     { optionId: "never", name: "Never", kind: "reject_always" },
   ]);
-  const selected = (id: string) =>
-    `{"outcome":{"outcome":"selected","optionId":"${id}"}}`;
+  const selected = (id: string) => `{"outcome":{"outcome":"selected","optionId":"${id}"}}`;
   assert.deepEqual(seen(run.log), [
     `"client: host_info" ${all} -> ${selected("yes")}`,
     `"client: host_info " ${all} -> ${selected("no")}`,
@@ -234,9 +233,7 @@ Deno.test("permissions: the policy allows exactly client: host_info and only pic
     `"client: host_info" "not a list" -> {"outcome":{"outcome":"cancelled"}}`,
     `"client: host_info" [{"name":"Allow","kind":"allow_once"}] -> {"outcome":{"outcome":"cancelled"}}`,
   ]);
-  const decisions = run.log.filter((l) =>
-    l.startsWith("[client] permission for ")
-  );
+  const decisions = run.log.filter((l) => l.startsWith("[client] permission for "));
   assert.deepEqual(decisions.slice(0, 3), [
     '[client] permission for "client: host_info": allowed',
     '[client] permission for "client: host_info ": refused',
@@ -602,9 +599,7 @@ for (
     async fn() {
       const pidFile = tempFile("pid", "");
       const log = tempFile("log", "");
-      const command = `${clientCommand(["--mm", ROGUE, ...args])} ${
-        redirect.replace("LOG", log)
-      }`;
+      const command = `${clientCommand(["--mm", ROGUE, ...args])} ${redirect.replace("LOG", log)}`;
       const terminal = inTerminal(command, {
         env: { ROGUE_SCENARIO: "ask-shell", ROGUE_PID_FILE: pidFile },
       });
@@ -651,9 +646,7 @@ const flagsOf = (line: string) =>
 /** The names a flag grants (`--allow-env=A,B` → A, B; a bare flag grants everything: `*`). */
 const grants = (flags: string[], prefix: string) =>
   flags.filter((flag) => flag.split("=")[0] === prefix)
-    .flatMap((flag) =>
-      flag.includes("=") ? flag.split("=")[1].split(",") : ["*"]
-    );
+    .flatMap((flag) => flag.includes("=") ? flag.split("=")[1].split(",") : ["*"]);
 
 /**
  * How the flags of one of the places that name the permissions differ from those of client.ts's
@@ -675,16 +668,12 @@ function flagsDiffer(
     }
   }
   for (
-    const flag of flags.filter((f) =>
-      !first.some((other) => name(other) === name(f))
-    )
+    const flag of flags.filter((f) => !first.some((other) => name(other) === name(f)))
   ) {
     problems.push(`it has ${flag}, which the first line has not`);
   }
   if (problems.length === 0) return undefined;
-  return `${place} names other permissions than client.ts's first line: ${
-    problems.join("; ")
-  }`;
+  return `${place} names other permissions than client.ts's first line: ${problems.join("; ")}`;
 }
 
 Deno.test("permissions: the shebang line and the start, demo, compile and install tasks name the same flags and --no-prompt, never -A", () => {
@@ -719,9 +708,7 @@ Deno.test("permissions: the shebang line and the start, demo, compile and instal
       installed,
     ],
   ];
-  const differ = places.map(([place, theirs, wanted]) =>
-    flagsDiffer(place, theirs, wanted)
-  );
+  const differ = places.map(([place, theirs, wanted]) => flagsDiffer(place, theirs, wanted));
   assert.deepEqual(
     differ.filter((problem) => problem !== undefined).join("\n"),
     "",
@@ -760,11 +747,9 @@ function permissionProblem(
   widened = WIDENED_ON_PURPOSE,
   shipped = TOOLS.length === 1,
 ): string | undefined {
-  const onPurpose =
-    `or, if you widened it on purpose, add "<flag>" to WIDENED_ON_PURPOSE in ` +
+  const onPurpose = `or, if you widened it on purpose, add "<flag>" to WIDENED_ON_PURPOSE in ` +
     "test/permissions_test.ts";
-  const fivePlaces =
-    "client.ts's first line and the start, demo, compile and install tasks";
+  const fivePlaces = "client.ts's first line and the start, demo, compile and install tasks";
   for (const flag of flags) {
     const [prefix, names] = flag.split("=");
     if (names !== undefined || EXACT.includes(flag) || widened.includes(flag)) {
@@ -772,36 +757,22 @@ function permissionProblem(
     }
     const own = EXACT.find((exact) => exact.startsWith(`${prefix}=`));
     const named = `${own ? `${own},` : `${prefix}=`}<what your tool uses>`;
-    return `${flag} grants ${
-      EVERY[prefix] ?? "everything of its kind"
-    }, where each flag names ` +
-      `what it grants: write ${named} in ${fivePlaces}; ${
-        onPurpose.replace("<flag>", flag)
-      }`;
+    return `${flag} grants ${EVERY[prefix] ?? "everything of its kind"}, where each flag names ` +
+      `what it grants: write ${named} in ${fivePlaces}; ${onPurpose.replace("<flag>", flag)}`;
   }
   for (const flag of EXACT) {
     const [prefix, names] = flag.split("=");
     const given = grants(flags, prefix);
     for (const name of names?.split(",") ?? ["*"]) {
       if (given.includes(name) || given.includes("*")) continue;
-      const what = name === "*"
-        ? `${prefix} as it is, naming nothing`
-        : `${name} in ${prefix}`;
-      return `the client needs ${what}, which these flags do not grant: ${
-        flags.join(" ")
-      }`;
+      const what = name === "*" ? `${prefix} as it is, naming nothing` : `${name} in ${prefix}`;
+      return `the client needs ${what}, which these flags do not grant: ${flags.join(" ")}`;
     }
   }
-  const beyond = flags.filter((flag) =>
-    !EXACT.includes(flag) && !widened.includes(flag)
-  );
+  const beyond = flags.filter((flag) => !EXACT.includes(flag) && !widened.includes(flag));
   if (!shipped || beyond.length === 0) return undefined;
-  return `with host_info the only tool, the flags are the client's own (${
-    EXACT.join(" ")
-  }), ` +
-    `not also ${beyond.join(" ")}: take it out, ${
-      onPurpose.replace("<flag>", beyond[0])
-    }`;
+  return `with host_info the only tool, the flags are the client's own (${EXACT.join(" ")}), ` +
+    `not also ${beyond.join(" ")}: take it out, ${onPurpose.replace("<flag>", beyond[0])}`;
 }
 
 Deno.test("permissions: the flags grant what the client and host_info use, each naming what it grants, and as shipped nothing more", () => {
@@ -810,8 +781,7 @@ Deno.test("permissions: the flags grant what the client and host_info use, each 
 });
 
 Deno.test("permissions: the flags' check says what is wrong and what to change: a bare flag, a name left out, a flag widened on purpose", () => {
-  const withEnv = (flag: string) =>
-    EXACT.map((f) => f.startsWith("--allow-env") ? flag : f);
+  const withEnv = (flag: string) => EXACT.map((f) => f.startsWith("--allow-env") ? flag : f);
   // Deno's own hint is a bare --allow-env: it grants MM_BIN, and every other variable too.
   assert.equal(
     permissionProblem(withEnv("--allow-env"), [], false),
@@ -925,9 +895,7 @@ Deno.test("permissions: a topic needs every one of its --allow-sys names; either
       "systemMemoryInfo",
       "osUptime",
     ];
-    const flag = `--allow-sys=${
-      names.filter((name) => name !== missing).join(",")
-    }`;
+    const flag = `--allow-sys=${names.filter((name) => name !== missing).join(",")}`;
     const run = await runClient({
       permissions: permissionsWith("--allow-sys=", flag),
       args: ["Which OS?"],

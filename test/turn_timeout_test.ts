@@ -20,12 +20,7 @@ import {
   startClient,
   tempFile,
 } from "./_run.ts";
-import {
-  atPermissionQuestion,
-  hasScript,
-  inTerminal,
-  visibleLines,
-} from "./_pty.ts";
+import { atPermissionQuestion, hasScript, inTerminal, visibleLines } from "./_pty.ts";
 
 Deno.test("--turn-timeout: a turn mm is silent in is cancelled after that long, not before, and ends 124", async () => {
   const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
