@@ -770,7 +770,8 @@ export function clientWithTools(entries: string): string {
   const registry = /(\nexport const TOOLS: readonly Tool\[\] = \[\n[\s\S]*?\n {2}\}\),\n)(\];\n)/;
   if (!registry.test(source)) throw new Error("client.ts has no TOOLS list where the README says");
   const lent = new Set(TOOLS.map((tool) => tool.name));
-  const added = entries.split(/\n(?= {0,2}\{\n)/).filter((entry) => {
+  // Each entry starts a line: `  tool({`, as the README writes them, or a bare `  {`.
+  const added = entries.split(/\n(?= {0,2}(?:tool\()?\{\n)/).filter((entry) => {
     const name = entry.match(/name: "([^"]*)"/)?.[1];
     return name === undefined || !lent.has(name);
   });

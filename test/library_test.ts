@@ -155,3 +155,72 @@ Deno.test("library: importing client.ts runs nothing, reads nothing and needs no
   assert.equal(ran.stdout, "function function function object function\n");
   assert.equal(ran.stderr, "");
 });
+
+/** The first `ts ignore` block of the README after `heading`. */
+function readmeBlock(heading: string): string {
+  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+  const after = readme.slice(readme.indexOf(heading));
+  const block = after.match(/\n```ts ignore\n([\s\S]*?)\n```\n/)?.[1];
+  if (block === undefined) throw new Error(`the README has no ts block after ${heading}`);
+  return block;
+}
+
+Deno.test("README: its library example runs as written, lending dice to the stand-in and printing the answer", async () => {
+  const example = readmeBlock("## Use it as a library");
+  const folder = scratchDir("readme-library-");
+  const file = `${folder}/example.ts`;
+  const client = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(file, example.replace('from "./client.ts"', `from "${client}"`));
+  const checked = await deno(["check", "--no-config", `--lock=${ROOT}/deno.lock`, file], ROOT);
+  assert.equal(checked.code, 0, checked.stderr);
+  const pidFile = tempFile("pid", "");
+  const output = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-config", `--lock=${ROOT}/deno.lock`, "--no-prompt", "-A", file],
+    cwd: ROOT, // where its agent.yaml is
+    env: { DENO_BIN: Deno.execPath(), MM_BIN: MM_SIM, TMPDIR: SCRATCH, MM_SIM_PID_FILE: pidFile },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const ran = await within(WAIT_MS, "the README's example to end", output);
+  const [stdout, stderr] = [ran.stdout, ran.stderr].map((bytes) => new TextDecoder().decode(bytes));
+  assert.equal(ran.code, 0, stderr);
+  assert.match(
+    stdout,
+    /^\d{8}-\d{6}-[0-9a-f]{8} end_turn Here is what dice reports about your machine — dice: rolled [1-6]\.\n$/,
+  );
+  assert.match(
+    stderr,
+    /^\[dice\] discovery: meta, session \S+\n\[dice\] dice \{\} \(session \S+\)\n$/,
+  );
+  await assertNoPeerLeft(pidFile);
+});
+
+Deno.test("README: its one edit to decide() lets mm read without asking, and nothing else", async () => {
+  const edit = readmeBlock("**The policy is one function**");
+  const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
+  const first = /(\nexport function decide\([^\n]*\{\n[^\n]*\n)/;
+  assert.match(source, first, "client.ts has no decide() whose first line the edit follows");
+  const folder = scratchDir("readme-policy-");
+  Deno.writeTextFileSync(`${folder}/client.ts`, source.replace(first, `$1${edit}\n`));
+  const checked = await deno(
+    ["check", "--no-config", `--lock=${ROOT}/deno.lock`, "client.ts"],
+    folder,
+  );
+  assert.equal(checked.code, 0, checked.stderr);
+  const { decide, TOOLS } = await import(`${folder}/client.ts`);
+  const asked = (kind: string, title: string) =>
+    decide({ kind, title, toolCall: {}, options: [] }, TOOLS);
+  assert.equal(asked("read", "Read /etc/hosts"), "allow");
+  assert.equal(asked("execute", "ls -la /srv"), "ask");
+  assert.equal(asked("edit", "Edit config.yaml"), "ask");
+  assert.equal(asked("other", "client: host_info"), "allow");
+});
+
+Deno.test("README: its code blocks are marked for deno test --doc to skip, as each is tested as written here or in tools_test.ts, and deno check --doc-only passes", async () => {
+  const checked = await deno(["check", "--no-config", "--doc-only", `${ROOT}/README.md`], ROOT);
+  assert.equal(checked.code, 0, checked.stderr);
+  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+  const unmarked = [...readme.matchAll(/\n```(ts|typescript|js|javascript)\n/g)];
+  assert.deepEqual(unmarked.map((m) => m[0].trim()), [], "a code block deno test --doc would run");
+});

@@ -699,7 +699,9 @@ Deno.test("tools: the permission policy follows TOOLS: a lent tool is allowed, i
 function readmeTools(): { envVar: string; slowEcho: string } {
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
   const section = readme.slice(readme.indexOf("## Lend your own tool"));
-  const blocks = [...section.matchAll(/\n```ts\n([\s\S]*?)\n```\n/g)].map((m) => `${m[1]}\n`);
+  const blocks = [...section.matchAll(/\n```ts ignore\n([\s\S]*?)\n```\n/g)].map((m) =>
+    `${m[1]}\n`
+  );
   if (blocks.length < 2) throw new Error("the README's Lend your own tool has not two ts blocks");
   return { envVar: blocks[0], slowEcho: blocks[1] };
 }
@@ -761,6 +763,23 @@ Deno.test("tools: the README's two tools, added as it says, are listed and calle
   const run = await copierRun({ home: true });
   assertListed(run.log, "[acp] client tools (meta): ");
   assertBothShown(run, true);
+});
+
+Deno.test("tools: client.ts with the README's two tools pasted in type-checks, their arguments typed by their schemas without a cast", async () => {
+  const { envVar, slowEcho } = readmeTools();
+  const copy = clientWithTools(envVar + slowEcho);
+  assert.ok(!/ as (string|number)\b/.test(envVar + slowEcho), "a cast in the README's tools");
+  const output = await within(
+    WAIT_MS,
+    "deno check of the copy",
+    new Deno.Command(Deno.execPath(), {
+      args: ["check", "--config", `${ROOT}/deno.json`, copy],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output(),
+  );
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
 });
 
 Deno.test("tools: the README's two tools are given in the list request too, env_var naming the permission it lacks (request discovery)", async () => {
@@ -831,11 +850,11 @@ Deno.test("tools: the README's run of its two tools, in a copy of the project, p
 async function readmeTool(entry: string, name: string): Promise<Tool> {
   const module = tempFile(
     `${name}.ts`,
-    `import { toolText } from "${ROOT}/client.ts";\nexport const tool = ${
+    `import { tool, toolText } from "${ROOT}/client.ts";\nexport const lent = ${
       entry.trim().replace(/,$/, "")
     };\n`,
   );
-  return (await import(module)).tool;
+  return (await import(module)).lent;
 }
 
 Deno.test("tools: the README's env_var reads the variable its argument names, and says when it is not set", async () => {
@@ -918,30 +937,29 @@ Deno.test("tools: the README's slow_echo waits its delay, and passes its signal 
   }
 });
 
-Deno.test("README: the map of client.ts gives its sections in order, and only names it has", () => {
+Deno.test("README: its table of how the client does it names only what client.ts defines, each step's functions in the half of the file they belong to", () => {
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
-  const map = readme.slice(readme.indexOf("## A map of client.ts"), readme.indexOf("## Tests"));
-  const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
-  const sections = [...source.matchAll(/^\/\/ ─── ([^─]+?) ─/gm)].map((m, i) =>
-    `${i + 1}. ${m[1]}`
+  const section = readme.slice(
+    readme.indexOf("## How the client does it"),
+    readme.indexOf("## Lend"),
   );
-  const mapped = [...map.matchAll(/^(\d+)\. \*\*([^*]+)\*\*/gm)].map((m) => `${m[1]}. ${m[2]}`);
-  assert.equal(mapped.length, sections.length, `${mapped}\n${sections}`);
-  for (const [i, title] of mapped.entries()) {
-    assert.ok(sections[i].startsWith(title), `the map's ${title} is the file's ${sections[i]}`);
-  }
-  assert.ok(map.split("\n").length <= 32, "at most 30 lines");
-  const named = [...map.matchAll(/`(\w+)\(\)`/g)].map((m) => m[1]);
-  assert.ok(named.length > 20, `only ${named.length} functions named`);
-  for (const name of new Set(named)) {
-    const defined = new RegExp(`(function\\*? ${name}\\(|^ {2}(async |static )?#?${name}\\()`, "m");
-    assert.match(source, defined, `README names ${name}(), which client.ts does not define`);
-  }
-  for (const [, name] of map.matchAll(/`([A-Z][A-Za-z_]+)`/g)) {
-    assert.match(
-      source,
-      new RegExp(`(class|const|interface|type) ${name}\\b`),
-      `README names ${name}`,
-    );
+  const rows = section.split("\n").filter((line) => /^\| [a-z]/.test(line)).slice(1); // no header
+  assert.ok(rows.length >= 8, `a step per row: ${rows.length} rows`);
+  const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
+  const divider = source.search(/^\/\/ ═══ The protocol ends here/m);
+  const definedAt = (name: string) =>
+    source.search(new RegExp(`^(export )?(async )?(function|class|const|type) ${name}\\b`, "m"));
+  // The terminal program's steps come last: what you see, and the command itself.
+  const terminal = rows.findIndex((row) => row.startsWith("| what you see"));
+  assert.ok(terminal > 0, `no "what you see" row:\n${rows.join("\n")}`);
+  for (const [i, row] of rows.entries()) {
+    const names = [...row.split("|")[3].matchAll(/`(\w+)(\(\))?`/g)].map((m) => m[1]);
+    assert.ok(names.length > 0, `a row that names nothing in client.ts: ${row}`);
+    for (const name of names) {
+      const at = definedAt(name);
+      assert.ok(at >= 0, `README names ${name}, which client.ts does not define: ${row}`);
+      const half = i < terminal ? "the protocol, above the line" : "the terminal program, below";
+      assert.equal(at < divider, i < terminal, `${name} is not in ${half}: ${row}`);
+    }
   }
 });
