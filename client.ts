@@ -18,6 +18,29 @@
 export const VERSION = "0.4.0";
 
 // ─── Your tools ──────────────────────────────────────────────────────────────
+/** What host_info reports, one topic per call. */
+export const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
+/** A topic of host_info. */
+export type Topic = typeof TOPICS[number];
+/**
+ * Every tool the client lends to mm (unless `lend()` is given others). Add yours after host_info:
+ * `tool({ name, description, method, inputSchema, call })`, the whole of a tool.
+ */
+export const TOOLS: readonly Tool[] = [
+  tool({
+    name: "host_info",
+    description: "Facts about the machine the user's client runs on: its operating system, CPU, " +
+      "memory or uptime. Call it once per topic.",
+    method: "_demo.minime/host_info",
+    inputSchema: {
+      type: "object",
+      properties: { topic: { type: "string", enum: TOPICS, description: "Which fact to report." } },
+      required: ["topic"],
+    },
+    call: ({ topic }) => hostInfo(topic),
+  }),
+];
+
 /** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"). */
 export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
 /** A tool's `inputSchema`: a JSON Schema of an object (acp-client-tools.md, "Description d'un outil"). */
@@ -81,26 +104,6 @@ export function toolText(text: string, isError = false): ToolResult {
   if (isError) return { content: [{ type: "text", text }], isError };
   return { content: [{ type: "text", text }] };
 }
-
-/** What host_info reports, one topic per call. */
-export const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
-/** A topic of host_info. */
-export type Topic = typeof TOPICS[number];
-/** Every tool the client lends to mm, unless `lend()` is given others. Add yours here. */
-export const TOOLS: readonly Tool[] = [
-  tool({
-    name: "host_info",
-    description: "Facts about the machine the user's client runs on: its operating system, CPU, " +
-      "memory or uptime. Call it once per topic.",
-    method: "_demo.minime/host_info",
-    inputSchema: {
-      type: "object",
-      properties: { topic: { type: "string", enum: TOPICS, description: "Which fact to report." } },
-      required: ["topic"],
-    },
-    call: ({ topic }) => hostInfo(topic),
-  }),
-];
 
 /** A fact host_info reports: the `--allow-sys` names it needs, and how it is read. */
 function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string) {
@@ -296,9 +299,8 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
 function answerPermission(lending: Lending, params: unknown, signal: AbortSignal) {
   const { view, asker, turn } = lending;
   const toolCall = field(params, "toolCall");
-  const [title, kind] = fields(toolCall, "title", "kind").map((v) =>
-    typeof v === "string" ? v : undefined
-  );
+  const text = (value: unknown) => typeof value === "string" ? value : undefined;
+  const [title, kind] = fields(toolCall, "title", "kind").map(text);
   const options = list(field(params, "options")).filter(isObject);
   const request = { title, kind, toolCall: isObject(toolCall) ? toolCall : {}, options };
   turn?.see(request.toolCall);
@@ -337,12 +339,8 @@ async function ask(
     return { outcome: CANCELLED };
   }
   if (outcome) return answered(lending, request, outcome, " (asked)");
-  return answered(
-    lending,
-    request,
-    choosePermission(request.options, false),
-    " (nobody can answer)",
-  );
+  const refused = choosePermission(request.options, false);
+  return answered(lending, request, refused, " (nobody can answer)");
 }
 const CANCELLED: Outcome = { outcome: "cancelled" };
 /** How the log says a permission was answered `cancelled` because the turn was. */
@@ -599,12 +597,9 @@ class Lending {
     const timer = Promise.withResolvers<never>();
     const late = new ClientError(`mm did not answer ${method} within ${seconds} s`);
     const stopTimer = after(seconds * 1000, () => timer.reject(late));
+    const answer = this.connection.request(method, params);
     try {
-      return await Promise.race([
-        this.connection.request(method, params),
-        this.failed,
-        timer.promise,
-      ]);
+      return await Promise.race([answer, this.failed, timer.promise]);
     } catch (error) {
       if (error instanceof RpcError) {
         throw new ClientError(`mm refused ${method}: ${error.message}`);
