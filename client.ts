@@ -144,15 +144,24 @@ export function hostInfo(topic: Topic): ToolResult {
     return toolText(`host_info could not read ${topic}: ${errorText(error)}`, true);
   }
 }
-/** The display name of a `Deno.build.os` value: `darwin` is macOS, others are capitalised. */
+/**
+ * The display name of a `Deno.build.os` value: `darwin` is macOS, others are capitalised.
+ * @ignore host_info's, exported for its tests.
+ */
 export function osName(os: string): string {
   return os === "darwin" ? "macOS" : os.charAt(0).toUpperCase() + os.slice(1);
 }
-/** A size in bytes as GiB with one decimal: `15.8 GiB`. */
+/**
+ * A size in bytes as GiB with one decimal: `15.8 GiB`.
+ * @ignore host_info's, exported for its tests.
+ */
 export function gib(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }
-/** The `uptime` text for seconds up, as of `now`: `up 3 days, 4 hours, 12 minutes (since …)`. */
+/**
+ * The `uptime` text for seconds up, as of `now`: `up 3 days, 4 hours, 12 minutes (since …)`.
+ * @ignore host_info's, exported for its tests.
+ */
 export function describeUptime(seconds: number, now: Date): string {
   const up = Math.floor(seconds / 60); // minutes
   const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -365,18 +374,21 @@ function answered(lending: Lending, request: PermissionRequest, outcome: Outcome
 export type LendOptions = {
   /** The mm to start (default `mm -acp -agent agent.yaml`), in the session's folder `cwd`. */
   mm?: { command?: string; args?: string[]; cwd?: string };
-  /** The tools (default `TOOLS`), listed in `initialize` (`meta`) or when mm asks (`request`). */
+  /** The tools to lend (default `TOOLS`). */
   tools?: readonly Tool[];
+  /** How: in `initialize` (`meta`, the default), or when mm asks (`request`): as the agent file says. */
   discovery?: "meta" | "request";
   /** One turn each, in one session: a text, a list, or an async iterable (read as it comes). */
   questions: string | Iterable<string> | AsyncIterable<string>;
-  /** What to show (none: nothing); who answers when `decide()` says "ask" (none: refused). */
+  /** What to show (none: nothing). */
   view?: View;
+  /** Who answers when `decide()` says "ask" (none: refused). */
   asker?: Asker;
   /** Aborted: the turn under way is cancelled, then the lending ends, rejecting with its reason. */
   signal?: AbortSignal;
-  /** Seconds mm has to answer `initialize` and open the session (30); to be silent in a turn. */
+  /** Seconds mm has to answer `initialize` and to open the session (default 30). */
   timeout?: number;
+  /** Seconds mm may be silent in a turn before it is cancelled and the lending ends (124). */
   turnTimeout?: number;
   /** A session to continue: its id, or one chosen among mm's (of `cwd`); none chosen: no turn. */
   resume?: string | {
@@ -386,23 +398,29 @@ export type LendOptions = {
 };
 /** What a lending shows: optional callbacks, none of which changes what mm is answered. */
 export type View = {
-  /** A line on what the client does (a call, a permission), or on a fault it goes on after. */
+  /** A line on what the client does: a call, a permission, the session opened. */
   log?(line: string): void;
+  /** A line on a fault the lending goes on after: a bad frame, a tool that failed. */
   warn?(line: string): void;
-  /** mm's own log (its stderr) as it comes; each JSON-RPC line, as written (`sent`) or read. */
+  /** mm's own log (its stderr), as it comes. */
   mmLog?(chunk: Uint8Array): void;
+  /** Each JSON-RPC line, as written (`sent`) or read. */
   frame?(line: string, sent: boolean): void;
   /** What the client waits for: `mm`, `the model`, a call's title, `you`; `undefined`: nothing. */
   waiting?(what: string | undefined): void;
-  /** The session is open; a turn starts; a turn ends. */
+  /** The session is open. */
   opened?(sessionId: string): void;
+  /** A turn starts: its question, and how to cancel it. */
   turnStarted?(turn: Turn): void;
+  /** A turn has ended. */
   turnEnded?(result: TurnResult): void;
   /** A `session/update` as mm sent it; `replay`: the past of a session being loaded. */
   update?(notification: unknown, replay: boolean): void;
-  /** A request of mm's with the answer; a permission asked, and answered (unless withdrawn). */
+  /** A request of mm's, with the client's answer. */
   answered?(method: string, params: unknown, answer: object): void;
+  /** mm asks permission for a call. */
   permissionRequested?(request: PermissionRequest): void;
+  /** A permission was answered (not one mm withdrew). */
   permissionAnswered?(request: PermissionRequest, allowed: boolean): void;
 };
 /**
@@ -420,12 +438,16 @@ export type Turn = {
   readonly cancelled: boolean;
   cancel(reason?: unknown): void;
 };
-/** A turn that ended: its stop reason, its answer, whether the client cancelled it, a refusal. */
+/** A turn that ended. */
 export type TurnResult = {
   question: string;
+  /** ACP's: `end_turn`, `max_tokens`, `max_turn_requests`, `refusal` or `cancelled`. */
   stopReason: string;
+  /** The answer's text, as it streamed. */
   text: string;
+  /** The client cancelled the turn (`cancelled` without it: mm ended it so by itself). */
   cancelled: boolean;
+  /** A permission was refused in it. */
   refused: boolean;
 };
 /** What a lending did: its session, and each turn. */
@@ -476,6 +498,7 @@ class Lending {
   sessionId?: string;
   closes = false; // mm advertises session/close
   replaying = false; // mm replays the past of the session it loads
+  lastWords?: string; // mm's last log line, when no view shows its log
   turn?: TurnState;
   questions: Promise<unknown> = Promise.resolve(); // the permissions put to the asker, in turn
   constructor(readonly options: LendOptions) {
@@ -496,7 +519,7 @@ class Lending {
         if (!writing || !await within(EXIT_GRACE_MS, status)) this.fail(error);
       },
     });
-    this.stderr = forward(stderr, (chunk) => this.view.mmLog?.(chunk));
+    this.stderr = forward(stderr, (chunk) => this.heard(chunk));
     status.then((exit) => this.exited(exit));
     options.signal?.addEventListener("abort", () => {
       const turn = this.turn;
@@ -617,6 +640,12 @@ class Lending {
     this.view.update?.(params, this.replaying);
     turn?.waitOn();
   }
+  /** mm's log, for the view; with none to show it, its last line is kept, for mm's exit to say. */
+  heard(chunk: Uint8Array): void {
+    if (this.view.mmLog) return this.view.mmLog(chunk);
+    const lines = new TextDecoder().decode(chunk).split("\n").map((line) => line.trim());
+    this.lastWords = lines.filter((line) => line !== "").at(-1)?.slice(0, 200) ?? this.lastWords;
+  }
   /** Kills mm now, group and all, and ends the lending with `reason`. */
   kill(reason: unknown): void {
     killGroup(this.child);
@@ -626,7 +655,8 @@ class Lending {
   async exited({ code, signal }: Deno.CommandStatus): Promise<void> {
     await within(1000, Promise.all([this.connection.reading, this.stderr]));
     const how = signal ? `signal ${signal}` : `code ${code}`;
-    this.fail(new ClientError(`mm exited with ${how} before ${this.before}`));
+    const said = this.lastWords ? ` (its last words: ${JSON.stringify(this.lastWords)})` : "";
+    this.fail(new ClientError(`mm exited with ${how} before ${this.before}${said}`));
   }
   /**
    * Ends mm: after a conversation, its session closed (if mm can) and its stdin closed, time to
@@ -1281,11 +1311,15 @@ function erasing(drawnAt = 0): string {
   return terminalWidth() < drawnAt ? "\r\x1b[J" : ERASE;
 }
 const ERASE = "\r\x1b[K";
-/** What tells two output streams apart: a terminal, or the file's device and inode. */
+/**
+ * What tells two output streams apart: a terminal, or the file's device and inode.
+ * @ignore The terminal program's, exported for its tests.
+ */
 export type StreamFacts = { terminal: boolean; dev?: number; ino?: number | null };
 /**
  * Whether stdout and stderr are one terminal, pipe or file: two terminals are one; two files are
  * one if they share an inode, and two where the system gives none (Windows): never lines glued.
+ * @ignore The terminal program's, exported for its tests.
  */
 export function sameStream(out: StreamFacts, err: StreamFacts): boolean {
   if (out.terminal || err.terminal) return out.terminal && err.terminal;
@@ -1318,6 +1352,7 @@ function fit(text: string, tail = ""): string {
 /**
  * Shows control characters other than newline and tab as symbols (`\x1b` as `␛`), so text on a
  * terminal cannot clear the screen, move the cursor, set the title or write the clipboard.
+ * @ignore The terminal program's, exported for its tests.
  */
 export function showControls(text: string): string {
   const picture = (char: string) => String.fromCharCode(0x2400 + char.charCodeAt(0)); // ESC: ␛
@@ -1668,9 +1703,15 @@ const OPTION_KEYS = new Map([
   ["reject_once", "r"],
   ["reject_always", "R"],
 ]);
-/** An option of mm's that the person can pick, and its key. */
+/**
+ * An option of mm's that the person can pick, and its key.
+ * @ignore The terminal program's, exported for its tests.
+ */
 export type KeyedOption = { key: string; option: Record<string, unknown> };
-/** mm's options with a key each, in mm's order: of each kind the first, if it has an id. */
+/**
+ * mm's options with a key each, in mm's order: of each kind the first, if it has an id.
+ * @ignore The terminal program's, exported for its tests.
+ */
 export function optionKeys(options: unknown): KeyedOption[] {
   const keyed: KeyedOption[] = [];
   for (const option of list(options).filter(isObject)) {
@@ -1747,10 +1788,12 @@ async function readKey(
     for (;;) {
       const read = await keyboard.next(stop);
       if (read === undefined || read.done) return undefined; // stopped, or nobody is left to type
-      const key = new TextDecoder().decode(read.value);
-      if (key === "\x03") ctrlC(); // Windows: the key is the interrupt
-      const typedAhead = performance.now() - shown < TYPED_AHEAD_MS;
-      if (!typedAhead && (key === "\r" || key === "\n" || keys.includes(key))) return key;
+      const typed = [...new TextDecoder().decode(read.value)];
+      if (typed.includes("\x03")) ctrlC(); // Windows: the key is the interrupt
+      if (performance.now() - shown < TYPED_AHEAD_MS) continue; // typed before the question
+      // Keys that come together (a paste, a fast typist, ssh): the first that answers, answers.
+      const key = typed.find((k) => k === "\r" || k === "\n" || keys.includes(k));
+      if (key) return key;
     }
   } finally {
     keyboard.keys(false);
@@ -1891,7 +1934,7 @@ async function* stdinLines(chunks: AsyncIterable<Uint8Array>) {
 }
 /** `-`: the question is all of stdin (at a terminal, after a hint); empty: the default one. */
 async function questionFromStdin(out: Output, keyboard: Keyboard): Promise<string> {
-  const hint = "[client] reading the question from stdin; end it with Ctrl-D";
+  const hint = "[client] reading the question from stdin; end it with Ctrl-D at a line's start";
   if (Deno.stdin.isTerminal()) out.note(hint);
   const lines = await Array.fromAsync(stdinLines(keyboard.chunks()));
   return lines.join("\n").trim() || DEFAULT_QUESTION;
@@ -1932,12 +1975,16 @@ async function nextQuestion(out: Output, keyboard: Keyboard, lines: AsyncGenerat
 // ─── The command line ────────────────────────────────────────────────────────
 /** The names of the tools the client lends, for the texts that speak of them: `host_info, clock`. */
 const TOOL_NAMES = TOOLS.map((tool) => tool.name).join(", ");
-/** The default question. */
+/**
+ * The default question.
+ * @ignore The terminal program's, exported for its tests.
+ */
 export const DEFAULT_QUESTION =
   "What operating system does my machine run, and how much memory does it have?";
 /**
  * The command line's options, as `parseArgs` reads them (`type`, `short`, `default`), with the
  * name of the value each takes and the help line of the usage. Adding an option is one entry.
+ * @ignore The terminal program's, exported for its tests.
  */
 export const OPTIONS = {
   request: {
@@ -1987,9 +2034,15 @@ export const OPTIONS = {
   help: { type: "boolean", short: "h", help: "show this help and exit" },
   version: { type: "boolean", help: "print the version and exit" },
 } as const;
-/** An option's name: `agent`, `turn-timeout`. */
+/**
+ * An option's name: `agent`, `turn-timeout`.
+ * @ignore The terminal program's, exported for its tests.
+ */
 export type OptionName = keyof typeof OPTIONS;
-/** The usage text of `--help`, naming the command as it was started (`client.ts`, or installed). */
+/**
+ * The usage text of `--help`, naming the command as it was started (`client.ts`, or installed).
+ * @ignore The terminal program's, exported for its tests.
+ */
 export function usage(program = "client.ts"): string {
   const lines = Object.entries(OPTIONS).map(([name, option]) => usageLine(name, option));
   return `usage: ${program} [options] [question | -]
@@ -2006,11 +2059,17 @@ function usageLine(name: string, option: { value?: string; short?: string; help:
   const value = option.value ? ` ${option.value}` : "";
   return `${`  ${letter}--${name}${value}`.padEnd(20)} ${option.help}`;
 }
-/** What the command line says: a flag is `true` if given, a value is as typed. */
+/**
+ * What the command line says: a flag is `true` if given, a value is as typed.
+ * @ignore The terminal program's, exported for its tests.
+ */
 export type OptionValues = {
   [name in OptionName]?: (typeof OPTIONS)[name] extends { type: "string" } ? string : boolean;
 };
-/** A run's options: those typed, the first question (`-`: stdin), the timeouts in seconds. */
+/**
+ * A run's options: those typed, the first question (`-`: stdin), the timeouts in seconds.
+ * @ignore The terminal program's, exported for its tests.
+ */
 export type Options = OptionValues & {
   question?: string;
   seconds: number;
@@ -2018,7 +2077,10 @@ export type Options = OptionValues & {
   /** The name the command was started by, for its messages (`--called`, baked in by a task). */
   program: string;
 };
-/** The options, or a usage error (exit 2). */
+/**
+ * The options, or a usage error (exit 2).
+ * @ignore The terminal program's, exported for its tests.
+ */
 export function parseCommandLine(argv: readonly string[]): Options {
   const { program, args } = ownArguments(argv);
   const { values, words } = readCommandLine(args);
@@ -2179,9 +2241,15 @@ function readYaml(text: string, problem: (what: string) => ClientError): unknown
     throw problem(`is not valid YAML (line ${(error.mark?.line ?? 0) + 1}): ${error.reason}`);
   }
 }
-/** What the client reads in an agent file: `acp.clientTools.enabled` and `.discovery`. */
+/**
+ * What the client reads in an agent file: `acp.clientTools.enabled` and `.discovery`.
+ * @ignore The terminal program's, exported for its tests.
+ */
 export type AgentConfig = { enabled: boolean; discovery: string };
-/** Warnings for an agent file that contradicts the run; the client goes on, to show mm's way. */
+/**
+ * Warnings for an agent file that contradicts the run; the client goes on, to show mm's way.
+ * @ignore The terminal program's, exported for its tests.
+ */
 export function agentFileWarnings(file: string, config: AgentConfig, request: boolean): string[] {
   const sets = `warning: ${file} sets acp.clientTools`;
   if (!config.enabled) return [`${sets}.enabled: false; mm will ignore ${TOOL_NAMES}`];

@@ -173,9 +173,22 @@ Deno.test("README: its library example runs as written, lending dice to the stan
   Deno.writeTextFileSync(file, example.replace('from "./client.ts"', `from "${client}"`));
   const checked = await deno(["check", "--no-config", `--lock=${ROOT}/deno.lock`, file], ROOT);
   assert.equal(checked.code, 0, checked.stderr);
+  // With the permissions the README says it needs, and no more.
+  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+  const flags = readme.match(
+    /`MM_BIN=test\/mm-sim deno run ((?:--allow-[a-z]+(?:=\S+)? )+)dice\.ts`/,
+  );
+  if (!flags) throw new Error("the README does not say how to run its example");
   const pidFile = tempFile("pid", "");
   const output = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-config", `--lock=${ROOT}/deno.lock`, "--no-prompt", "-A", file],
+    args: [
+      "run",
+      "--no-config",
+      `--lock=${ROOT}/deno.lock`,
+      "--no-prompt",
+      ...flags[1].trim().split(" "),
+      file,
+    ],
     cwd: ROOT, // where its agent.yaml is
     env: { DENO_BIN: Deno.execPath(), MM_BIN: MM_SIM, TMPDIR: SCRATCH, MM_SIM_PID_FILE: pidFile },
     stdin: "null",
@@ -223,4 +236,34 @@ Deno.test("README: its code blocks are marked for deno test --doc to skip, as ea
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
   const unmarked = [...readme.matchAll(/\n```(ts|typescript|js|javascript)\n/g)];
   assert.deepEqual(unmarked.map((m) => m[0].trim()), [], "a code block deno test --doc would run");
+});
+
+Deno.test("library: when mm exits early and no view shows its log, the error quotes its last line", async () => {
+  const mm = tempFile(
+    "mm",
+    "#!/bin/sh\necho 'mm: starting' >&2\necho 'mm: cannot load agent nowhere.yaml' >&2\nexit 3\n",
+    0o755,
+  );
+  const folder = scratchDir("early-exit-");
+  const file = `${folder}/lends.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(
+    file,
+    `import { lend } from "${imported}";\n` +
+      `await lend({ mm: { command: Deno.args[0] }, questions: "Hi" }).catch((e) => console.log(e.message));\n`,
+  );
+  const args = [
+    "run",
+    "--no-config",
+    `--lock=${ROOT}/deno.lock`,
+    "--no-prompt",
+    "--allow-run",
+    "--allow-read",
+  ];
+  const ran = await deno([...args, file, mm], folder);
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.equal(
+    ran.stdout,
+    'mm exited with code 3 before answering initialize (its last words: "mm: cannot load agent nowhere.yaml")\n',
+  );
 });

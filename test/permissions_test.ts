@@ -289,6 +289,7 @@ for (
     ["R", "never", "refused"],
     ["\r", "no", "refused"],
     ["\n", "no", "refused"],
+    ["ar", "yes", "allowed"],
   ] as const
 ) {
   let pressed = `the key ${key}`;
@@ -297,6 +298,8 @@ for (
   if (key === "\n") {
     pressed = "Enter sent as \\n (Ctrl-J), the safe choice too,";
   }
+  // Keys that come in one read (a paste, a fast typist, ssh): the first that answers, answers.
+  if (key === "ar") pressed = "two keys in one read (a, then r), the first";
   Deno.test({
     name:
       `permissions: at a terminal a call the client does not lend is put to the person, and ${pressed} answers ${optionId}`,
