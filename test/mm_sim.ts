@@ -898,6 +898,9 @@ async function permitted(turn: Turn, call: Call): Promise<boolean> {
   const options = PERMISSION_OPTIONS;
   const asked = client.request("session/request_permission", { sessionId, toolCall, options });
   const outcome = (await untilCancelled(asked.catch(() => undefined), signal))?.outcome;
+  // A client that cancels answers `cancelled` just after its session/cancel: let that be read
+  // first, so that the call ends as a cancelled turn's, not as a refusal, whatever comes first.
+  if (outcome?.outcome === "cancelled") await new Promise((done) => setTimeout(done, 0));
   const picked = outcome?.outcome === "selected" ? outcome.optionId : undefined;
   const allowed = !!options.find((o) => o.optionId === picked)?.kind.startsWith("allow");
   if (!allowed && signal.aborted) throw new Cancelled();

@@ -1110,6 +1110,22 @@ Deno.test("stand-in: session/cancel while mm's shell waits for its permission en
   });
 });
 
+Deno.test("stand-in: a permission answered cancelled just after session/cancel, as a client that cancels answers, ends mm's shell call as the cancelled turn's, never as a refusal", async () => {
+  for (let run = 0; run < 3; run++) {
+    await withPeer({ agent: agentYaml({ bashTool: true, yolo: false }) }, async (peer) => {
+      await peer.initialize();
+      const session = await peer.newSession(Deno.cwd());
+      peer.handlers["session/request_permission"] = async () => {
+        await peer.notify("session/cancel", { sessionId: session });
+        return { result: { outcome: { outcome: "cancelled" } } };
+      };
+      const turn = await peer.startTurn(session, DISK);
+      assert.deepEqual(turn.result, { stopReason: "cancelled" });
+      assert.deepEqual(peer.finalTexts(), ["[bash error: context canceled]"], `run ${run}`);
+    });
+  }
+});
+
 Deno.test("stand-in: mm's shell runs unasked with yolo: true; without bashTool the disk is asked of host_info", async () => {
   const unasked = await diskTurn(agentYaml({ bashTool: true }));
   assert.equal(unasked.asked.length, 0);
