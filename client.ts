@@ -1868,7 +1868,7 @@ class Keyboard {
       if (this.#ending) break;
       if (key === "\r" || key === "\n") lines += `${line}\n`;
       if (key === "\r" || key === "\n") line = "";
-      if (key === "\x7f" && line !== "") this.out.print(this.out.stderr, "\b \b");
+      if (key === "\x7f" && line !== "") this.out.put(this.out.stderr, "\b \b"); // as sent
       if (key === "\x7f") line = [...line].slice(0, -1).join("");
       else if (key !== "\x04") this.out.print(this.out.stderr, key.replace("\r", "\n"));
       if (!"\r\n\x7f\x04".includes(key)) line += key;

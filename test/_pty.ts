@@ -279,6 +279,7 @@ export function visibleLines(screen: string, width = Infinity): string[] {
     const line = rows[row];
     if (token === "\n") nextRow();
     else if (token === "\r") column = 0;
+    else if (token === "\b") column = Math.max(0, column - 1); // Backspace moves left
     else if (up !== undefined) row = Math.max(0, row - Number(up || 1));
     else if (below !== undefined) {
       line.length = Math.min(line.length, column);

@@ -176,6 +176,19 @@ Deno.test("cancellation: Ctrl-C before the session exists ends the client at onc
   await assertNoPeerLeft(pidFile);
 });
 
+Deno.test("cancellation: with --json, Ctrl-C before the session exists ends with an error line that says the run was interrupted", async () => {
+  const { mm, pidFile } = silentMm();
+  const client = startClient({ noMm: true, args: ["--mm", mm, "--json"] });
+  await client.waitForStderr('"method":"initialize"');
+  client.child.kill("SIGINT");
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  assert.deepEqual(run.out.map((line) => JSON.parse(line)), [
+    { error: { message: "interrupted", exitCode: 130 } },
+  ]);
+  await assertNoPeerLeft(pidFile);
+});
+
 Deno.test("cancellation: the cancel grace is 5 s: mm ignoring session/cancel is killed 5 s after Ctrl-C, not sooner, exit 130", async () => {
   const client = startClient(rogue("ignore-cancel"));
   const exited = exitTime(client.child);
@@ -587,6 +600,36 @@ Deno.test({
       /^\[client\] continue with: --resume /,
       lines.join("\n"),
     );
+  },
+});
+
+Deno.test({
+  name:
+    "cancellation: -i at a terminal: after a Ctrl-C at a permission question, the next line is typed as line mode has it: Backspace erases (never the prompt), a Ctrl-D within the line does not end the input",
+  ignore: !hasScript,
+  async fn() {
+    const { agent, permissions } = askingShellAgent();
+    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
+    const terminal = inTerminal(`exec ${command}`);
+    await terminal.waitFor("> ");
+    // Twice: a Backspace first, on the empty line, then one within the line, and a Ctrl-D in it.
+    const lines = [["\x7f", "How much RAM?", "\r"], ["How muchh", "\x7f", " RAM?", "\x04", "\r"]];
+    for (const keys of lines) {
+      await terminal.type("How big is my disk?\r");
+      await atPermissionQuestion(terminal, lines.indexOf(keys) + 1);
+      await terminal.type("\x03");
+      await terminal.waitFor(/\[cancelled\]\r\n> $/);
+      for (const key of keys) {
+        await terminal.type(key);
+        await sleep(100);
+      }
+      await terminal.waitFor(/\[end_turn\]\r\n> $/);
+    }
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done(WAIT_MS);
+    assert.equal(code, 0, JSON.stringify(screen));
+    const turn = ["[cancelled]", "> How much RAM?", "❓ How much RAM?", RESULT_LINE.memory];
+    assertInOrder(visibleLines(screen), [...turn, ...turn]);
   },
 });
 

@@ -100,6 +100,13 @@ Deno.test("ending: an mm that exits right after answering initialize is named be
   assert.equal(run.log.at(-1), "error: mm exited with code 0 before answering session/new");
 });
 
+Deno.test("ending: mm exiting after a turn, while -i waits for the next question, is named that way", async () => {
+  const run = await runRogue("exit-at-prompt", { args: ["-i", "Which OS?"], stdin: "open" });
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+  assert.equal(run.log.at(-1), "error: mm exited with code 4 before the next question");
+});
+
 Deno.test("ending: mm exiting in the middle of the turn ends the run with its exit code, no stack trace", async () => {
   const run = await runClient({ env: { MM_SIM_EXIT_IN_TURN: "3" } });
   assert.equal(run.code, 1);

@@ -686,6 +686,14 @@ const scenarios: Record<string, () => Promise<void>> = {
     for (const answer of answers) report(`answer id ${JSON.stringify(answer.id)}`);
     await endTurn(prompt);
   },
+  async "exit-at-prompt"() {
+    // A turn ended, then mm exits while the client waits for its next question.
+    const prompt = await handshake();
+    await chunk("Done.");
+    await endTurn(prompt);
+    await pause(300);
+    Deno.exit(4);
+  },
   async "exit-after-initialize"() {
     const init = await next(request("initialize"));
     await send({ id: init.id, result: { protocolVersion: 1 } });
