@@ -358,7 +358,7 @@ function scriptedArgs(tools: readonly ClientTool[]): Record<string, Record<strin
     return {};
   }
   const offered = tools.map((tool) => tool.name);
-  for (const name of Object.keys(scripted).filter((name) => !offered.includes(name))) {
+  for (const name of Object.keys(scripted).filter((given) => !offered.includes(given))) {
     const names = offered.join(", ") || "none";
     log(
       `[mm-sim] MM_SIM_ARGS names ${JSON.stringify(name)}, a tool not offered (${names}): ignored`,
