@@ -322,13 +322,14 @@ export async function atPermissionQuestion(terminal: Terminal, nth = 1): Promise
 const STOP_REASONS = "end_turn|cancelled|refusal|max_tokens|max_turn_requests";
 
 /**
- * The client with `-i` at a terminal, the stand-in given its shell (`yolo: false`), asked about the
- * disk: the terminal once it shows the question about `df -h .`.
+ * The client with `-i` at a terminal (its exit code the terminal's), the stand-in given its shell
+ * (`yolo: false`), asked about the disk: the terminal once it shows the question about `df -h .`.
  */
 export async function atShellQuestionWithPrompt(): Promise<Terminal> {
   const { agent, permissions } = askingShellAgent();
   const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
-  const terminal = inTerminal(command);
+  // `exec`: the exit code is the client's own, not that of a shell that took a Ctrl-C too.
+  const terminal = inTerminal(`exec ${command}`);
   await terminal.waitFor("> ");
   await terminal.type("How big is my disk?\r");
   await atPermissionQuestion(terminal);

@@ -58,6 +58,14 @@ function ignoringCancelAtTerminal(args: string[] = []) {
   return { terminal, pidFile };
 }
 
+/** The `-i` client back at its prompt after a Ctrl-C at mm's shell question. */
+async function cancelledAtShellQuestion(): Promise<Terminal> {
+  const terminal = await atShellQuestionWithPrompt();
+  await terminal.type("\x03");
+  await terminal.waitFor(/\[cancelled\]\r\n> $/);
+  return terminal;
+}
+
 /** The lines a terminal shows, without the `^C` it echoes where the key was typed. */
 const shownWithoutEcho = (screen: string) =>
   visibleLines(screen).map((line) => line.replace(/^(\^C)+/, ""));
@@ -578,18 +586,7 @@ Deno.test({
     "cancellation: -i at a terminal: after a Ctrl-C at a permission question, Ctrl-D at the empty prompt ends the conversation at once, exit 0",
   ignore: !hasScript,
   async fn() {
-    // `exec`: the exit code is the client's own, not that of a shell that took the Ctrl-C too.
-    const { agent, permissions } = askingShellAgent();
-    const command = clientCommand(
-      ["--mm", MM_SIM, "--agent", agent, "-i"],
-      permissions,
-    );
-    const terminal = inTerminal(`exec ${command}`);
-    await terminal.waitFor("> ");
-    await terminal.type("How big is my disk?\r");
-    await atPermissionQuestion(terminal);
-    await terminal.type("\x03");
-    await terminal.waitFor(/\[cancelled\]\r\n> $/);
+    const terminal = await cancelledAtShellQuestion();
     await terminal.type("\x04");
     // At once: by the time the client has drawn its prompt for 10 s, it must have ended.
     const { code, screen } = await terminal.done(WAIT_MS);
@@ -638,17 +635,7 @@ Deno.test({
     "cancellation: -i at a terminal: the turn after one cancelled at its permission question asks its own question, waits for the person, and can be cancelled in turn",
   ignore: !hasScript,
   async fn() {
-    const { agent, permissions } = askingShellAgent();
-    const command = clientCommand(
-      ["--mm", MM_SIM, "--agent", agent, "-i"],
-      permissions,
-    );
-    const terminal = inTerminal(`exec ${command}`);
-    await terminal.waitFor("> ");
-    await terminal.type("How big is my disk?\r");
-    await atPermissionQuestion(terminal);
-    await terminal.type("\x03");
-    await terminal.waitFor(/\[cancelled\]\r\n> $/);
+    const terminal = await cancelledAtShellQuestion();
     await terminal.type("How big is my disk, then?\r");
     await atPermissionQuestion(terminal, 2);
     await sleep(1500); // the earlier turn's cancel does not answer this one: the person does
