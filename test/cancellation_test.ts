@@ -602,7 +602,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "cancellation: -i at a terminal: after a Ctrl-C at a permission question, the next line is typed as line mode has it: Backspace erases (never the prompt), a Ctrl-D within the line does not end the input",
+    "cancellation: -i at a terminal: after a Ctrl-C at a permission question, the next line is typed as line mode has it: Backspace erases (never the prompt), a Ctrl-D within the line does not end the input; the lines after it are the terminal's own again",
   ignore: !hasScript,
   async fn() {
     const { agent, permissions } = askingShellAgent();
@@ -622,11 +622,17 @@ Deno.test({
       }
       await terminal.waitFor(/\[end_turn\]\r\n> $/);
     }
+    // Then the terminal's line mode again: it echoes, and its Backspace erases.
+    await terminal.type("What is my OS?x");
+    await sleep(100);
+    await terminal.type("\x7f\r");
+    await terminal.waitFor(/\[end_turn\]\r\n> $/);
     await terminal.type("\x04");
     const { code, screen } = await terminal.done(WAIT_MS);
     assert.equal(code, 0, JSON.stringify(screen));
     const turn = ["[cancelled]", "> How much RAM?", "❓ How much RAM?", RESULT_LINE.memory];
-    assertInOrder(visibleLines(screen), [...turn, ...turn]);
+    const after = ["> What is my OS?", "❓ What is my OS?"];
+    assertInOrder(visibleLines(screen).map((line) => line.trimEnd()), [...turn, ...turn, ...after]);
   },
 });
 

@@ -333,6 +333,14 @@ Deno.test("command line: a usage error as a process is one line naming what is w
   }
 });
 
+Deno.test("command line: the usage after a usage error names the command as it was started, as --help does", async () => {
+  const args = ["--called", "host-info-client", "--frobnicate"];
+  const run = await runClient({ noMm: true, noTrace: true, args });
+  assert.equal(run.code, 2, run.stderr);
+  assert.equal(run.log[0], "error: unknown option --frobnicate", run.stderr);
+  assert.equal(run.log[1], "usage: host-info-client [options] [question | -]", run.stderr);
+});
+
 Deno.test("command line: --timeout takes a decimal number of seconds: 4.5 is accepted", async () => {
   const run = await runClient({ args: ["--timeout", "4.5"] });
   assert.equal(run.code, 0, run.stderr);
