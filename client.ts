@@ -1818,6 +1818,7 @@ class Keyboard {
   #readsKeys = false; // the read under way began in cbreak mode
   #line?: string; // a line begun in cbreak mode after its question ended, as typed so far
   #ending = false; // a Ctrl-D was typed there: the end of input
+  #typedAhead = false; // line mode again: what the next read gives may be keys typed before
   ended = false; // stdin has ended: nobody is left to type
   readonly #lost = Promise.withResolvers<never>();
   readonly lost = this.#lost.promise;
@@ -1850,7 +1851,11 @@ class Keyboard {
     if (!read) return read;
     this.#read = undefined;
     if (read.done) this.ended = true;
-    if (read.done || this.#keys || !this.#readsKeys) return read;
+    // Keys typed in cbreak mode and not read before the terminal went back to line mode come as
+    // one piece that no line end ends (Linux hands them on at the switch): they are still keys.
+    const typedAhead = this.#typedAhead && read.value?.at(-1) !== 10;
+    this.#typedAhead = false;
+    if (read.done || this.#keys || (!this.#readsKeys && !typedAhead)) return read;
     const line = this.#typed(new TextDecoder().decode(read.value));
     if (line === undefined) return this.next(stop); // the line goes on, or input has ended
     return { done: false, value: ENCODER.encode(line) };
@@ -1874,7 +1879,10 @@ class Keyboard {
       if (!"\r\n\x7f\x04".includes(key)) line += key;
     }
     this.#line = line === "" ? undefined : line;
-    if (this.#line === undefined) Deno.stdin.setRaw(false);
+    if (this.#line === undefined) {
+      Deno.stdin.setRaw(false);
+      this.#typedAhead = true;
+    }
     return lines === "" ? undefined : lines;
   }
   /** Every chunk, to the end of stdin. */
