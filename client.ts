@@ -2037,7 +2037,7 @@ export const OPTIONS = {
   "turn-timeout": {
     type: "string",
     value: "SEC",
-    help: "cancel a turn after SEC s of silence from mm (exit 124)",
+    help: "cancel a turn after SEC s of silence from mm, its waits for us aside (exit 124)",
   },
   help: { type: "boolean", short: "h", help: "show this help and exit" },
   version: { type: "boolean", help: "print the version and exit" },
