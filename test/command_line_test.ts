@@ -341,6 +341,18 @@ Deno.test("command line: the usage after a usage error names the command as it w
   assert.equal(run.log[1], "usage: host-info-client [options] [question | -]", run.stderr);
 });
 
+Deno.test("command line: the name the command was started by (--called NAME, as the installed and compiled ones are) is not a word of the question", async () => {
+  const called = ["--called", "host-info-client", "--mm", MM_SIM];
+  const asked = await runClient({ noMm: true, noTrace: true, args: [...called, "How much RAM?"] });
+  assert.equal(asked.code, 0, asked.stderr);
+  assert.equal(asked.out[0], "❓ How much RAM?", asked.stdout);
+  // With -i and no question, the first question is the first line read, not the name.
+  const stdin = "How much RAM?\n";
+  const read = await runClient({ noMm: true, noTrace: true, args: [...called, "-i"], stdin });
+  assert.equal(read.code, 0, read.stderr);
+  assert.deepEqual(read.out.filter((line) => line.startsWith("❓")), ["❓ How much RAM?"]);
+});
+
 Deno.test("command line: --timeout takes a decimal number of seconds: 4.5 is accepted", async () => {
   const run = await runClient({ args: ["--timeout", "4.5"] });
   assert.equal(run.code, 0, run.stderr);
