@@ -1790,7 +1790,11 @@ async function readKey(
       if (read === undefined || read.done) return undefined; // stopped, or nobody is left to type
       const typed = [...new TextDecoder().decode(read.value)];
       if (typed.includes("\x03")) ctrlC(); // Windows: the key is the interrupt
-      if (performance.now() - shown < TYPED_AHEAD_MS) continue; // typed before the question
+      // Typed before the question showed (with -i, the next question, maybe): not its answer.
+      if (performance.now() - shown < TYPED_AHEAD_MS) {
+        keyboard.holdBack(typed.join(""));
+        continue;
+      }
       // Keys that come together (a paste, a fast typist, ssh): the first that answers, answers.
       const key = typed.find((k) => k === "\r" || k === "\n" || keys.includes(k));
       if (key) return key;
@@ -1819,6 +1823,7 @@ class Keyboard {
   #line?: string; // a line begun in cbreak mode after its question ended, as typed so far
   #ending = false; // a Ctrl-D was typed there: the end of input
   #typedAhead = false; // line mode again: what the next read gives may be keys typed before
+  #held: string[] = []; // typed before a question showed, for the next reader of lines
   ended = false; // stdin has ended: nobody is left to type
   readonly #lost = Promise.withResolvers<never>();
   readonly lost = this.#lost.promise;
@@ -1844,6 +1849,8 @@ class Keyboard {
   async next(stop: Promise<unknown> = new Promise(() => {})): Promise<ReadResult | undefined> {
     if (this.#ending) this.ended = true;
     if (this.#ending) return { done: true, value: undefined };
+    const held = this.#keys ? undefined : this.#held.shift();
+    if (held !== undefined) return { done: false, value: ENCODER.encode(held) };
     this.#reader ??= Deno.stdin.readable.getReader();
     if (!this.#read) this.#readsKeys = this.#keys || this.#line !== undefined;
     this.#read ??= this.#reader.read();
@@ -1884,6 +1891,10 @@ class Keyboard {
       this.#typedAhead = true;
     }
     return lines === "" ? undefined : lines;
+  }
+  /** Keeps what was typed ahead of a question for the next reader of lines (Enter ends a line). */
+  holdBack(text: string): void {
+    this.#held.push(text.replaceAll("\r", "\n"));
   }
   /** Every chunk, to the end of stdin. */
   async *chunks(): AsyncGenerator<Uint8Array> {

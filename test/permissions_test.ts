@@ -560,6 +560,38 @@ Deno.test({
 
 Deno.test({
   name:
+    "permissions: with -i at a terminal a question typed ahead while the turn runs is not eaten by a permission question: not its answer, and asked next",
+  ignore: !hasScript,
+  async fn() {
+    const { agent, permissions } = askingShellAgent();
+    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
+    const terminal = inTerminal(command, { env: { MM_SIM_THINK_MS: "1500" } });
+    await terminal.waitFor("> ");
+    await terminal.type("How big is my disk?\r");
+    await terminal.waitFor("❓ How big is my disk?");
+    await terminal.type("How much RAM?\r"); // while the model thinks, before the question
+    await atPermissionQuestion(terminal);
+    await sleep(500);
+    assert.ok(!terminal.screen().includes("[client] permission for"), "typed ahead, taken");
+    await terminal.type("r");
+    await terminal.waitFor("❓ How much RAM?");
+    await terminal.waitFor(/\[end_turn\][^]*\[end_turn\]\r\n> $/);
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    assertInOrder(visibleLines(screen), [
+      "❓ How big is my disk?",
+      '[client] permission for "bash: df -h .": refused (asked)',
+      "[end_turn]",
+      /❓ How much RAM\?$/,
+      RESULT_LINE.memory,
+      "[end_turn]",
+    ]);
+  },
+});
+
+Deno.test({
+  name:
     "permissions: at a terminal the client's own tool is allowed without a question (yolo: false)",
   ignore: !hasScript,
   async fn() {
