@@ -592,6 +592,47 @@ Deno.test({
 
 Deno.test({
   name:
+    "permissions: with -i at a terminal a question typed just as a permission question shows, its Enter read as a key, is not its answer and is asked next",
+  ignore: !hasScript,
+  async fn() {
+    const { agent, permissions } = askingShellAgent();
+    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
+    const terminal = inTerminal(`exec ${command}`);
+    await terminal.waitFor("> ");
+    const refusals = () => terminal.screen().split("refused (asked)").length - 1;
+    // Typed at once, the keys come within the 250 ms in which they are not an answer; a crowded
+    // machine may bring them later, when their Enter answers: then the test asks again.
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const before = refusals();
+      await terminal.type("How big is my disk?\r");
+      await terminal.waitFor(new RegExp(`(?:[^]*?\\(Enter: ){${attempt}}`));
+      await terminal.type("Which CPU?\r"); // no key of the question's but Enter
+      await sleep(600);
+      if (refusals() > before) {
+        await terminal.waitFor(new RegExp(`(?:[^]*?\\[end_turn\\]){${attempt}}\\r\\n> $`));
+        continue;
+      }
+      await terminal.type("r");
+      await terminal.waitFor(/❓ Which CPU\?[^]*\[end_turn\]\r\n> $/);
+      await terminal.type("\x04");
+      const { code, screen } = await terminal.done();
+      assert.equal(code, 0, JSON.stringify(screen));
+      assertInOrder(visibleLines(screen), [
+        '[client] permission for "bash: df -h .": refused (asked)',
+        "[end_turn]",
+        /❓ Which CPU\?$/,
+        RESULT_LINE.cpu,
+        "[end_turn]",
+      ]);
+      return;
+    }
+    terminal.kill();
+    throw new Error("in 5 tries the keys never came within 250 ms of the question");
+  },
+});
+
+Deno.test({
+  name:
     "permissions: at a terminal the client's own tool is allowed without a question (yolo: false)",
   ignore: !hasScript,
   async fn() {
