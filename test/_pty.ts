@@ -323,14 +323,23 @@ const STOP_REASONS = "end_turn|cancelled|refusal|max_tokens|max_turn_requests";
 
 /**
  * The client with `-i` at a terminal (its exit code the terminal's), the stand-in given its shell
- * (`yolo: false`), asked about the disk: the terminal once it shows the question about `df -h .`.
+ * (`yolo: false`) and `env`: the terminal once it shows its first prompt.
  */
-export async function atShellQuestionWithPrompt(): Promise<Terminal> {
+export async function atShellPrompt(env: Record<string, string> = {}): Promise<Terminal> {
   const { agent, permissions } = askingShellAgent();
   const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
   // `exec`: the exit code is the client's own, not that of a shell that took a Ctrl-C too.
-  const terminal = inTerminal(`exec ${command}`);
+  const terminal = inTerminal(`exec ${command}`, { env });
   await terminal.waitFor("> ");
+  return terminal;
+}
+
+/**
+ * {@linkcode atShellPrompt}, asked about the disk: the terminal once it shows the question about
+ * `df -h .`.
+ */
+export async function atShellQuestionWithPrompt(): Promise<Terminal> {
+  const terminal = await atShellPrompt();
   await terminal.type("How big is my disk?\r");
   await atPermissionQuestion(terminal);
   return terminal;

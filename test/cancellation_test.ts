@@ -12,7 +12,6 @@ import assert from "./_assert.ts";
 import { DEFAULT_QUESTION } from "../client.ts";
 import {
   agentFileWith,
-  askingShellAgent,
   assertInOrder,
   assertNoPeerLeft,
   assertTook,
@@ -38,6 +37,7 @@ import {
 } from "./_run.ts";
 import {
   atPermissionQuestion,
+  atShellPrompt,
   atShellQuestionWithPrompt,
   hasScript,
   inTerminal,
@@ -605,10 +605,7 @@ Deno.test({
     "cancellation: -i at a terminal: after a Ctrl-C at a permission question, the next line is typed as line mode has it: Backspace erases (never the prompt), a Ctrl-D within the line does not end the input; the lines after it are the terminal's own again",
   ignore: !hasScript,
   async fn() {
-    const { agent, permissions } = askingShellAgent();
-    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
-    const terminal = inTerminal(`exec ${command}`);
-    await terminal.waitFor("> ");
+    const terminal = await atShellPrompt();
     // Twice: a Backspace first, on the empty line, then one within the line, and a Ctrl-D in it.
     const lines = [["\x7f", "How much RAM?", "\r"], ["How muchh", "\x7f", " RAM?", "\x04", "\r"]];
     for (const keys of lines) {

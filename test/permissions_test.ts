@@ -31,6 +31,7 @@ import {
 } from "./_run.ts";
 import {
   atPermissionQuestion,
+  atShellPrompt,
   doneWithoutPrompt,
   hasScript,
   inTerminal,
@@ -563,10 +564,7 @@ Deno.test({
     "permissions: with -i at a terminal a question typed ahead while the turn runs is not eaten by a permission question: not its answer, and asked next",
   ignore: !hasScript,
   async fn() {
-    const { agent, permissions } = askingShellAgent();
-    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
-    const terminal = inTerminal(command, { env: { MM_SIM_THINK_MS: "1500" } });
-    await terminal.waitFor("> ");
+    const terminal = await atShellPrompt({ MM_SIM_THINK_MS: "1500" });
     await terminal.type("How big is my disk?\r");
     await terminal.waitFor("❓ How big is my disk?");
     await terminal.type("How much RAM?\r"); // while the model thinks, before the question
@@ -595,10 +593,7 @@ Deno.test({
     "permissions: with -i at a terminal a question typed just as a permission question shows, its Enter read as a key, is not its answer and is asked next",
   ignore: !hasScript,
   async fn() {
-    const { agent, permissions } = askingShellAgent();
-    const command = clientCommand(["--mm", MM_SIM, "--agent", agent, "-i"], permissions);
-    const terminal = inTerminal(`exec ${command}`);
-    await terminal.waitFor("> ");
+    const terminal = await atShellPrompt();
     const refusals = () => terminal.screen().split("refused (asked)").length - 1;
     // Typed at once, the keys come within the 250 ms in which they are not an answer; a crowded
     // machine may bring them later, when their Enter answers: then the test asks again.
