@@ -99,9 +99,9 @@ export function tool<const S extends InputSchema>(definition: Tool<S>): Tool;
 export function tool(definition: Tool): Tool {
   return definition;
 }
-/** A text result; with `isError`, the model reads it as `[client tool error: <text>]`. */
-export function toolText(text: string, isError = false): ToolResult {
-  if (isError) return { content: [{ type: "text", text }], isError };
+/** A text result; with `isError` true, the model reads it as `[client tool error: <text>]`. */
+export function toolText(text: string, isError?: boolean): ToolResult {
+  if (isError) return { content: [{ type: "text", text }], isError: true };
   return { content: [{ type: "text", text }] };
 }
 
