@@ -93,7 +93,8 @@ export interface Tool<S extends InputSchema = InputSchema> {
 /**
  * A tool whose `call` has its arguments typed by its `inputSchema`, as written: a `required`
  * property is there, another may be `undefined`, an `enum` is the union of its values. The client
- * checks the arguments against the schema before `call` runs: that makes the type true.
+ * checks the arguments against the schema before `call` runs: that makes the type true. Write the
+ * schema in the call (or `as const`): its literal values are what type the arguments.
  */
 export function tool<const S extends InputSchema>(definition: Tool<S>): Tool;
 export function tool(definition: Tool): Tool {
@@ -335,17 +336,24 @@ async function ask(
   if (turn) turn.asking = !stop.aborted;
   let outcome: Outcome | undefined;
   if (!stop.aborted) {
-    lending.view.waiting?.("you");
-    outcome = await asker(request, stop).catch((error) => {
-      lending.fail(error); // the asker cannot go on: nor can the lending
+    lending.waitFor("you");
+    try {
+      outcome = await asker(request, stop);
+    } catch (error) {
+      lending.fail(error); // the asker cannot go on, nor can the lending: thrown or rejected
       throw error;
-    });
+    }
   }
   if (turn) turn.asking = false; // answered (or not): whatever mm does next, not waiting for you
   if (turn?.cancelled) return answered(lending, request, CANCELLED, TURN_CANCELLED);
   if (signal.aborted) { // withdrawn by mm: nobody refused it
     turn?.waitOn();
     return { outcome: CANCELLED };
+  }
+  if (outcome && !offered(request.options, outcome)) {
+    const chosen = JSON.stringify(field(outcome, "optionId"));
+    lending.view.warn?.(`the asker chose ${chosen}, an option mm did not offer: refused`);
+    outcome = choosePermission(request.options, false);
   }
   if (outcome) return answered(lending, request, outcome, " (asked)");
   const refused = choosePermission(request.options, false);
@@ -358,6 +366,9 @@ const TURN_CANCELLED = " (the turn is cancelled)";
 const allows = (options: Record<string, unknown>[], outcome: Outcome) =>
   "optionId" in outcome &&
   String(options.find((o) => o.optionId === outcome.optionId)?.kind).startsWith("allow");
+/** Whether mm can take `outcome`: `cancelled`, or one of the options it offered. */
+const offered = (options: Record<string, unknown>[], outcome: Outcome) =>
+  !("optionId" in outcome) || options.some((o) => o.optionId === outcome.optionId);
 /** Logs the answer to a permission and tells the view; returns what mm is sent. */
 function answered(lending: Lending, request: PermissionRequest, outcome: Outcome, how = "") {
   const allowed = allows(request.options, outcome);
@@ -372,7 +383,7 @@ function answered(lending: Lending, request: PermissionRequest, outcome: Outcome
 // ─── One session, from spawn to end: lend() ──────────────────────────────────
 /** What {@linkcode lend} runs: which mm, the tools, the questions; who shows it and who decides. */
 export type LendOptions = {
-  /** The mm to start (default `mm -acp -agent agent.yaml`), in the session's folder `cwd`. */
+  /** The mm to start (default `mm -acp -agent agent.yaml`), in the session's folder `cwd` (or here). */
   mm?: { command?: string; args?: string[]; cwd?: string };
   /** The tools to lend (default `TOOLS`). */
   tools?: readonly Tool[];
@@ -384,19 +395,22 @@ export type LendOptions = {
   view?: View;
   /** Who answers when `decide()` says "ask" (none: refused). */
   asker?: Asker;
-  /** Aborted: the turn under way is cancelled, then the lending ends, rejecting with its reason. */
+  /**
+   * Aborted: the turn under way is cancelled, then the lending ends, rejecting with its reason
+   * (the session and the turns so far are the view's: `opened`, `turnEnded`).
+   */
   signal?: AbortSignal;
   /** Seconds mm has to answer `initialize` and to open the session (default 30). */
   timeout?: number;
   /** Seconds mm may be silent in a turn before it is cancelled and the lending ends (124). */
   turnTimeout?: number;
-  /** A session to continue: its id, or one chosen among mm's (of `cwd`); none chosen: no turn. */
+  /** A session to continue: its id, or one chosen among mm's (of `cwd` if given); none chosen: no turn. */
   resume?: string | {
     cwd?: string;
     choose(sessions: Record<string, unknown>[]): string | undefined;
   };
 };
-/** What a lending shows: optional callbacks, none of which changes what mm is answered. */
+/** What a lending shows: callbacks, none of which changes what mm is answered (a throw ends it all). */
 export type View = {
   /** A line on what the client does: a call, a permission, the session opened. */
   log?(line: string): void;
@@ -406,7 +420,7 @@ export type View = {
   mmLog?(chunk: Uint8Array): void;
   /** Each JSON-RPC line, as written (`sent`) or read. */
   frame?(line: string, sent: boolean): void;
-  /** What the client waits for: `mm`, `the model`, a call's title, `you`; `undefined`: nothing. */
+  /** What the client now waits for: `mm`, `the model`, a call's title, `you`; `undefined`: nothing. */
   waiting?(what: string | undefined): void;
   /** The session is open. */
   opened?(sessionId: string): void;
@@ -424,7 +438,8 @@ export type View = {
   permissionAnswered?(request: PermissionRequest, allowed: boolean): void;
 };
 /**
- * Answers what {@linkcode decide} puts to a person: an `Outcome`, or `undefined` if nobody can
+ * Answers what {@linkcode decide} puts to a person: an `Outcome` (one of `request.options`, as
+ * {@linkcode choosePermission} picks them; another is refused), or `undefined` if nobody can
  * answer (refused). `signal` aborts when the question no longer stands: mm withdrew it, or the
  * turn is cancelled. A throw ends the lending.
  */
@@ -457,6 +472,7 @@ export class ClientError extends Error {
   /** An error, and the exit code a command ends with for it. */
   constructor(message: string, readonly exitCode = 1, options?: ErrorOptions) {
     super(message, options);
+    this.name = "ClientError"; // as an uncaught one is printed
   }
 }
 
@@ -486,6 +502,7 @@ const EXIT_GRACE_MS = 2000;
 
 /** One lending: mm, the connection to it, where the exchange stands, the turn under way. */
 class Lending {
+  readonly cwd: string; // the session's folder
   readonly tools: readonly Tool[];
   readonly view: View;
   readonly asker?: Asker;
@@ -500,8 +517,10 @@ class Lending {
   replaying = false; // mm replays the past of the session it loads
   lastWords?: string; // mm's last log line, when no view shows its log
   turn?: TurnState;
+  waitingFor?: string; // what the view was last told the client waits for
   questions: Promise<unknown> = Promise.resolve(); // the permissions put to the asker, in turn
   constructor(readonly options: LendOptions) {
+    this.cwd = absolute(options.mm?.cwd);
     this.tools = options.tools ?? TOOLS;
     const broken = checkTools(this.tools);
     if (broken) throw new ClientError(broken, 2);
@@ -531,7 +550,7 @@ class Lending {
   async converse(): Promise<Lent> {
     const { options, view } = this;
     const seconds = options.timeout ?? 30;
-    view.waiting?.("mm");
+    this.waitFor("mm");
     const params = initializeParams(options.discovery ?? "meta", this.tools);
     const init = await this.request("initialize", params, seconds);
     const version = JSON.stringify(field(init, "protocolVersion"));
@@ -550,7 +569,7 @@ class Lending {
     const sessionId = await this.open(capabilities, seconds, resume);
     this.before = "the next question";
     view.opened?.(sessionId);
-    view.waiting?.(undefined);
+    this.waitFor(undefined);
     const turns: TurnResult[] = [];
     const questions = iterate(options.questions);
     while (!options.signal?.aborted) {
@@ -561,7 +580,8 @@ class Lending {
     return { sessionId, turns };
   }
   /** mm's sessions (`session/list`, page after page, 100 at most); of `cwd` alone, if given. */
-  async listSessions(seconds: number, cwd?: string): Promise<Record<string, unknown>[]> {
+  async listSessions(seconds: number, folder?: string): Promise<Record<string, unknown>[]> {
+    const cwd = folder === undefined ? undefined : absolute(folder);
     const found: Record<string, unknown>[] = [];
     let cursor: unknown;
     for (let page = 0; page < 100 && (page === 0 || typeof cursor === "string"); page++) {
@@ -573,7 +593,7 @@ class Lending {
   }
   /** Opens the session: `session/new`, or to continue one `session/resume`, else `session/load`. */
   async open(capabilities: unknown, seconds: number, resume?: string): Promise<string> {
-    const params = { sessionId: resume, cwd: this.options.mm?.cwd ?? Deno.cwd(), mcpServers: [] };
+    const params = { sessionId: resume, cwd: this.cwd, mcpServers: [] };
     const opened = `discovery: ${this.options.discovery ?? "meta"}, session`;
     if (resume === undefined) {
       const session = await this.request("session/new", params, seconds);
@@ -606,7 +626,7 @@ class Lending {
     });
     this.turn = undefined;
     this.before = "the next question";
-    this.view.waiting?.(undefined);
+    this.waitFor(undefined);
     const { text, cancelled, refused } = turn;
     const stopReason = String(field(answer, "stopReason"));
     const result = { question, stopReason, text, cancelled, refused };
@@ -645,6 +665,12 @@ class Lending {
     if (this.view.mmLog) return this.view.mmLog(chunk);
     const lines = new TextDecoder().decode(chunk).split("\n").map((line) => line.trim());
     this.lastWords = lines.filter((line) => line !== "").at(-1)?.slice(0, 200) ?? this.lastWords;
+  }
+  /** Tells the view what the client waits for, when that changes. */
+  waitFor(what: string | undefined): void {
+    if (what === this.waitingFor) return;
+    this.waitingFor = what;
+    this.view.waiting?.(what);
   }
   /** Kills mm now, group and all, and ends the lending with `reason`. */
   kill(reason: unknown): void {
@@ -722,7 +748,7 @@ class TurnState implements Turn {
     view.log?.("cancelling…");
     this.stopped.abort(reason); // the questions still open are answered `cancelled`
     connection.notify("session/cancel", { sessionId: this.sessionId });
-    view.waiting?.("mm to end the turn");
+    this.lending.waitFor("mm to end the turn");
     const late = () => {
       view.log?.("mm did not answer the cancellation in time; killing it");
       this.lending.kill(reason);
@@ -761,7 +787,7 @@ class TurnState implements Turn {
   waitOn(): void {
     if (this.#ended || this.cancelled || this.asking) return;
     const running = [...this.#calls.values()].findLast((call) => !call.done);
-    this.lending.view.waiting?.(running?.title ?? "the model");
+    this.lending.waitFor(running?.title ?? "the model");
   }
 }
 /**
@@ -873,6 +899,7 @@ export class RpcError extends Error {
   /** `code`: JSON-RPC's, such as `-32601` (Method not found). */
   constructor(readonly code: number, message: string) {
     super(message);
+    this.name = "RpcError";
   }
 }
 /**
@@ -1076,6 +1103,7 @@ export class LineTooLongError extends Error {
   /** A line longer than `limit` bytes. */
   constructor(readonly limit: number) {
     super(`a line longer than ${limit} bytes`);
+    this.name = "LineTooLongError";
   }
 }
 /**
@@ -1145,6 +1173,9 @@ const list = (value: unknown): unknown[] => Array.isArray(value) ? value : [];
 const field = (value: unknown, key: string): unknown => isObject(value) ? value[key] : undefined;
 const fields = (value: unknown, ...keys: string[]) => keys.map((key) => field(value, key));
 const errorText = (error: unknown) => error instanceof Error ? error.message : String(error);
+/** A folder as ACP wants it: an absolute path (a relative one is from the current folder). */
+const absolute = (folder?: string) =>
+  folder === undefined ? Deno.cwd() : process.getBuiltinModule("node:path").resolve(folder);
 /** Whether a permission is granted, asked without ever prompting. */
 const granted = (descriptor: Deno.PermissionDescriptor) =>
   Deno.permissions.querySync(descriptor).state === "granted";

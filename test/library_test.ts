@@ -267,3 +267,124 @@ Deno.test("library: when mm exits early and no view shows its log, the error quo
     'mm exited with code 3 before answering initialize (its last words: "mm: cannot load agent nowhere.yaml")\n',
   );
 });
+
+/**
+ * A program that lends the default tools to the stand-in with a shell that asks permission
+ * (`deno run … <file> <mm> <agent file> <asker> <cwd>`), its asker being `throws` (a plain function
+ * that throws), `rejects`, or `unoffered` (an option mm did not offer); it prints how `lend()`
+ * ended, its view's lines, what the view was told the client waits for, and the frames it sent.
+ */
+const ASKS = `
+const [mm, agent, how, cwd] = Deno.args;
+const lines: string[] = [];
+const waits: (string | undefined)[] = [];
+const sent: unknown[] = [];
+const askers: Record<string, Asker> = {
+  throws: () => {
+    throw new Error("the asker broke");
+  },
+  rejects: () => Promise.reject(new Error("the asker broke")),
+  unoffered: () => Promise.resolve({ outcome: "selected", optionId: "yes-please" }),
+};
+let ended: unknown;
+try {
+  ended = await lend({
+    mm: { command: mm, args: ["-acp", "-agent", agent], cwd },
+    questions: ["How big is my disk?"],
+    asker: askers[how],
+    view: {
+      log: (line) => lines.push(line),
+      warn: (line) => lines.push(\`warn: \${line}\`),
+      waiting: (what) => waits.push(what),
+      frame: (line, out) => {
+        if (out) sent.push(JSON.parse(line));
+      },
+    },
+  });
+} catch (error) {
+  ended = { name: (error as Error).name, message: (error as Error).message };
+}
+console.log(JSON.stringify({ ended, lines, waits, sent }));
+`;
+
+/**
+ * Runs {@linkcode ASKS} with `how` for its asker, from a folder of its own; `relative`: mm's session
+ * folder given as `../<that folder>`.
+ */
+async function lendWithAsker(how: string, relative = false) {
+  const folder = scratchDir("asker-");
+  const cwd = relative ? `../${folder.split("/").at(-1)}` : ".";
+  const file = `${folder}/asks.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(file, `import { type Asker, lend } from "${imported}";\n${ASKS}`);
+  const agent = Deno.readTextFileSync(`${ROOT}/agent.yaml`)
+    .replace("bashTool: false", "bashTool: true").replace("yolo: true", "yolo: false");
+  assert.match(agent, /bashTool: true[\s\S]*yolo: false/, "agent.yaml no longer has these keys");
+  Deno.writeTextFileSync(`${folder}/shell.yaml`, agent);
+  const pidFile = tempFile("pid", "");
+  const lock = `--lock=${ROOT}/deno.lock`;
+  const args = ["run", "--no-config", lock, "--no-prompt", "--allow-run", "--allow-read"];
+  const ran = await deno(
+    [...args, file, MM_SIM, `${folder}/shell.yaml`, how, cwd],
+    folder,
+    pidFile,
+  );
+  assert.equal(ran.code, 0, `${ran.stdout}\n${lastLines(ran.stderr)}`);
+  await assertNoPeerLeft(pidFile);
+  return { folder, ...JSON.parse(ran.stdout) };
+}
+
+Deno.test("library: an asker that throws, even before it returns a promise, ends the lending with its error, and mm with it", async () => {
+  for (const how of ["throws", "rejects"]) {
+    const { ended, sent } = await lendWithAsker(how);
+    assert.deepEqual(ended, { name: "Error", message: "the asker broke" }, how);
+    const outcomes = sent.filter((frame: { result?: { outcome?: unknown } }) =>
+      frame.result?.outcome
+    );
+    assert.deepEqual(outcomes, [], `${how}: the permission was not answered as if refused`);
+  }
+});
+
+Deno.test("library: an asker's choice of an option mm did not offer is never sent: the permission is refused, and a warning says why", async () => {
+  const { ended, lines, sent } = await lendWithAsker("unoffered");
+  assert.equal(ended.turns[0].refused, true);
+  const answers = sent.filter((frame: { result?: { outcome?: unknown } }) => frame.result?.outcome);
+  assert.equal(answers.length, 1, JSON.stringify(sent));
+  assert.deepEqual(answers[0].result, { outcome: { outcome: "selected", optionId: "reject" } });
+  assert.ok(
+    lines.includes('warn: the asker chose "yes-please", an option mm did not offer: refused'),
+    lines.join("\n"),
+  );
+  assert.ok(lines.includes('permission for "bash: df -h .": refused (asked)'), lines.join("\n"));
+});
+
+Deno.test("library: the view is told what the client waits for when it changes, never the same twice in a row", async () => {
+  const { waits } = await lendWithAsker("unoffered");
+  assert.ok(waits.includes("you") && waits.includes("the model"), JSON.stringify(waits));
+  const repeated = waits.filter((what: unknown, i: number) => i > 0 && waits[i - 1] === what);
+  assert.deepEqual(repeated, [], JSON.stringify(waits));
+  assert.equal(waits.at(-1), null, "the lending ends waiting for nothing (undefined, as JSON)");
+});
+
+Deno.test("library: a relative mm.cwd opens the session in that folder as an absolute path, as ACP asks", async () => {
+  const { folder, sent } = await lendWithAsker("unoffered", true);
+  const opened = sent.find((frame: { method?: string }) => frame.method === "session/new");
+  assert.equal(opened?.params.cwd, folder);
+});
+
+Deno.test("library: an uncaught error of lend() is printed with its own name, ClientError, and one line of message", async () => {
+  const folder = scratchDir("uncaught-");
+  const file = `${folder}/uncaught.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(
+    file,
+    `import { lend } from "${imported}";\nawait lend({ mm: { command: "./no-such-mm" }, questions: "Hi" });\n`,
+  );
+  const lock = `--lock=${ROOT}/deno.lock`;
+  const ran = await deno(["run", "--no-config", lock, "--no-prompt", "--allow-run", file], folder);
+  assert.equal(ran.code, 1);
+  assert.match(
+    ran.stderr,
+    /Uncaught \(in promise\) ClientError: cannot start mm \(\.\/no-such-mm\): not found\n/,
+  );
+});
