@@ -873,6 +873,14 @@ function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
   if (type !== undefined && type !== "object") {
     return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
   }
+  const properties = field(schema, "properties"); // a name `required` lists that it lacks: a typo
+  const stray = list(field(schema, "required")).find((required) =>
+    isObject(properties) && !Object.hasOwn(properties, String(required))
+  );
+  if (stray !== undefined) {
+    const named = JSON.stringify(stray);
+    return `inputSchema.required names ${named}, which its properties do not declare`;
+  }
   const name = modelName(tool.name);
   if (name === "client_") return `name ${JSON.stringify(tool.name)} leaves the model no name`;
   if (method === "_org.mini-me/tools/list") return `method "${method}" is mm's list request`;

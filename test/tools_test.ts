@@ -230,6 +230,22 @@ Deno.test("tools: the registry refuses an inputSchema that does not describe an 
   assert.equal(secondEntry({ inputSchema: { properties: {} } }), undefined, "type may be absent");
 });
 
+Deno.test("tools: the registry refuses a required property its schema's properties do not declare, a typo the model could never satisfy", () => {
+  const schema = (required: unknown[], properties?: object) => ({
+    inputSchema: { type: "object", properties, required },
+  });
+  assert.equal(
+    secondEntry(schema(["zone", "zome"], { zone: { type: "string" } })),
+    'TOOLS entry 1 ("clock"): inputSchema.required names "zome", which its properties do not declare',
+  );
+  assert.equal(secondEntry(schema(["zone"], { zone: { type: "string" } })), undefined);
+  assert.equal(
+    secondEntry(schema(["zone"])),
+    undefined,
+    "no properties: any value, as JSON Schema",
+  );
+});
+
 Deno.test("tools: the registry refuses two entries the model would see under one name", () => {
   assert.equal(modelName("open buffers"), "client_open_buffers");
   assert.equal(modelName("__host--info__"), "client_host_info");
