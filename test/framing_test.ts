@@ -4,7 +4,7 @@
  */
 
 import assert from "./_assert.ts";
-import { LineReader, LineTooLongError, parseFrame } from "../client.ts";
+import { ClientError, LineReader, LineTooLongError, parseFrame, RpcError } from "../client.ts";
 
 /** A recorded exchange with multibyte text, CRLF endings and blank lines. */
 const TRANSCRIPT = [
@@ -114,6 +114,13 @@ Deno.test("framing: LineReader refuses a line one byte over its limit, \\n or \\
   assert.throws(
     () => [...new LineReader(16).push(new TextEncoder().encode(`${"x".repeat(16)}\rx\n`))],
   );
+});
+
+Deno.test("framing: the errors a program may meet uncaught say their own class's name, as a stack trace prints it", () => {
+  const tooLong = new LineTooLongError(16);
+  assert.equal(String(tooLong), "LineTooLongError: a line longer than 16 bytes");
+  assert.equal(String(new RpcError(-32601, "Method not found")), "RpcError: Method not found");
+  assert.equal(String(new ClientError("mm exited", 1)), "ClientError: mm exited");
 });
 
 Deno.test("framing: LineReader's default line limit is 32 MiB, as in the official SDK", () => {

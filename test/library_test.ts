@@ -388,3 +388,35 @@ Deno.test("library: an uncaught error of lend() is printed with its own name, Cl
     /Uncaught \(in promise\) ClientError: cannot start mm \(\.\/no-such-mm\): not found\n/,
   );
 });
+
+Deno.test("library: resume's chooser, given a relative cwd, is offered that folder's sessions alone, as mm lists them by absolute path", async () => {
+  const folder = scratchDir("resumes-");
+  const file = `${folder}/resumes.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(
+    file,
+    `import { lend } from "${imported}";
+const [mm, agent, relative] = Deno.args;
+const args = ["-acp", "-agent", agent];
+const first = await lend({ mm: { command: mm, args }, questions: "Hi" });
+let listed: Record<string, unknown>[] = [];
+const choose = (found: Record<string, unknown>[]) => {
+  listed = found;
+  return undefined;
+};
+await lend({ mm: { command: mm, args }, questions: [], resume: { cwd: relative, choose } });
+console.log(JSON.stringify({ first: first.sessionId, listed }));
+`,
+  );
+  const lock = `--lock=${ROOT}/deno.lock`;
+  const args = ["run", "--no-config", lock, "--no-prompt", "--allow-run", "--allow-read"];
+  const relative = `../${folder.split("/").at(-1)}`;
+  const ran = await deno([...args, file, MM_SIM, AGENT_FILES.meta, relative], folder);
+  assert.equal(ran.code, 0, `${ran.stdout}\n${lastLines(ran.stderr)}`);
+  const { first, listed } = JSON.parse(ran.stdout);
+  assert.ok(
+    listed.some((session: { sessionId: string }) => session.sessionId === first),
+    ran.stdout,
+  );
+  assert.deepEqual([...new Set(listed.map((session: { cwd: string }) => session.cwd))], [folder]);
+});
