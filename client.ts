@@ -410,7 +410,10 @@ export type LendOptions = {
     choose(sessions: Record<string, unknown>[]): string | undefined;
   };
 };
-/** What a lending shows: callbacks, none of which changes what mm is answered (a throw ends it all). */
+/**
+ * What a lending shows: optional callbacks, none of which changes what mm is answered. A callback
+ * that throws ends the lending.
+ */
 export type View = {
   /** A line on what the client does: a call, a permission, the session opened. */
   log?(line: string): void;
