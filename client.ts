@@ -340,8 +340,11 @@ async function ask(
     try {
       outcome = await asker(request, stop);
     } catch (error) {
-      lending.fail(error); // the asker cannot go on, nor can the lending: thrown or rejected
-      throw error;
+      // Rejected as its signal aborted: the question no longer stands, and has no answer.
+      if (!stop.aborted) {
+        lending.fail(error); // the asker cannot go on, nor can the lending: thrown or rejected
+        throw error;
+      }
     }
   }
   if (turn) turn.asking = false; // answered (or not): whatever mm does next, not waiting for you
@@ -383,7 +386,10 @@ function answered(lending: Lending, request: PermissionRequest, outcome: Outcome
 // ─── One session, from spawn to end: lend() ──────────────────────────────────
 /** What {@linkcode lend} runs: which mm, the tools, the questions; who shows it and who decides. */
 export type LendOptions = {
-  /** The mm to start (default `mm -acp -agent agent.yaml`), in the session's folder `cwd` (or here). */
+  /**
+   * The mm to start (default `mm -acp -agent agent.yaml`), in the session's folder `cwd` (or here),
+   * from which a relative `command` is found too.
+   */
   mm?: { command?: string; args?: string[]; cwd?: string };
   /** The tools to lend (default `TOOLS`). */
   tools?: readonly Tool[];
@@ -423,7 +429,10 @@ export type View = {
   mmLog?(chunk: Uint8Array): void;
   /** Each JSON-RPC line, as written (`sent`) or read. */
   frame?(line: string, sent: boolean): void;
-  /** What the client now waits for: `mm`, `the model`, a call's title, `you`; `undefined`: nothing. */
+  /**
+   * What the client now waits for: `mm`, `the model`, a call's title, `you`, `mm to end the turn`
+   * (cancelled); `undefined`: nothing.
+   */
   waiting?(what: string | undefined): void;
   /** The session is open. */
   opened?(sessionId: string): void;
@@ -444,7 +453,8 @@ export type View = {
  * Answers what {@linkcode decide} puts to a person: an `Outcome` (one of `request.options`, as
  * {@linkcode choosePermission} picks them; another is refused), or `undefined` if nobody can
  * answer (refused). `signal` aborts when the question no longer stands: mm withdrew it, or the
- * turn is cancelled. A throw ends the lending.
+ * turn is cancelled. A throw ends the lending, unless it comes of that abort (the question has
+ * no answer then, as when mm withdrew it).
  */
 export type Asker = (
   request: PermissionRequest,
@@ -483,7 +493,8 @@ export class ClientError extends Error {
  * Lends tools to mm for one session: starts mm in its own process group, `initialize`, opens a
  * session, asks each question in a turn while it answers mm's requests, closes the session and
  * ends mm, group and all, whatever the way out. Resolves to what happened; rejects with a
- * {@linkcode ClientError}, or with the signal's reason (mm was killed, if it had to be).
+ * {@linkcode ClientError}, the signal's reason (mm was killed, if it had to be), or what the asker
+ * or a view threw.
  */
 export async function lend(options: LendOptions): Promise<Lent> {
   options.signal?.throwIfAborted();
@@ -527,7 +538,7 @@ class Lending {
     this.tools = options.tools ?? TOOLS;
     const broken = checkTools(this.tools);
     if (broken) throw new ClientError(broken, 2);
-    this.view = options.view ?? {};
+    this.view = guarded(options.view ?? {}, (error) => this.fail(error));
     this.asker = options.asker;
     this.child = startMm(options.mm ?? {});
     this.failed.catch(() => {}); // read where it matters, in request()
@@ -643,8 +654,8 @@ class Lending {
     const timer = Promise.withResolvers<never>();
     const late = new ClientError(`mm did not answer ${method} within ${seconds} s`);
     const stopTimer = after(seconds * 1000, () => timer.reject(late));
-    const answer = this.connection.request(method, params);
     try {
+      const answer = this.connection.request(method, params);
       return await Promise.race([answer, this.failed, timer.promise]);
     } catch (error) {
       if (error instanceof RpcError) {
@@ -693,6 +704,7 @@ class Lending {
    */
   async end(graceful: boolean): Promise<void> {
     this.turn?.end();
+    this.waitFor(undefined);
     const deadline = performance.now() + EXIT_GRACE_MS;
     if (graceful && this.closes && this.sessionId) { // ACP's session/close: mm frees the session
       const closed = this.connection.request("session/close", { sessionId: this.sessionId });
@@ -708,6 +720,37 @@ class Lending {
     const unlogged = this.connection.unlogged();
     if (unlogged) this.view.warn?.(`${unlogged} more bad frames from mm were not logged`);
   }
+}
+/** A view's callbacks, each name. */
+const VIEW_CALLBACKS = [
+  "log",
+  "warn",
+  "mmLog",
+  "frame",
+  "waiting",
+  "opened",
+  "turnStarted",
+  "turnEnded",
+  "update",
+  "answered",
+  "permissionRequested",
+  "permissionAnswered",
+] as const satisfies readonly (keyof View)[];
+/** The view's callbacks, each of which ends the lending (`fail`) if it throws, wherever it is called. */
+function guarded(view: View, fail: (error: unknown) => void): View {
+  const safe: Record<string, (...args: unknown[]) => void> = {};
+  for (const name of VIEW_CALLBACKS) {
+    const callback: ((...args: never[]) => void) | undefined = view[name];
+    if (!callback) continue;
+    safe[name] = (...args) => {
+      try {
+        Reflect.apply(callback, view, args);
+      } catch (error) {
+        fail(error);
+      }
+    };
+  }
+  return safe;
 }
 /** The `initialize` params: the tools (`meta`), or `true` (`request`; "Découverte"). */
 export function initializeParams(discovery: string, tools: readonly Tool[]): {

@@ -420,3 +420,97 @@ console.log(JSON.stringify({ first: first.sessionId, listed }));
   );
   assert.deepEqual([...new Set(listed.map((session: { cwd: string }) => session.cwd))], [folder]);
 });
+
+/**
+ * Runs `body`, a program that imports what it names of client.ts, from a folder of its own with
+ * `shell.yaml` (a stand-in with a shell that asks permission) beside it, and with `args` after it.
+ */
+async function runProgram(body: string, ...args: string[]): Promise<Ran> {
+  const folder = scratchDir("program-");
+  const file = `${folder}/program.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(file, body.replace('"client.ts"', JSON.stringify(imported)));
+  const agent = Deno.readTextFileSync(`${ROOT}/agent.yaml`)
+    .replace("bashTool: false", "bashTool: true").replace("yolo: true", "yolo: false");
+  Deno.writeTextFileSync(`${folder}/shell.yaml`, agent);
+  const pidFile = tempFile("pid", "");
+  const lock = `--lock=${ROOT}/deno.lock`;
+  const flags = ["run", "--no-config", lock, "--no-prompt", "--allow-run", "--allow-read"];
+  const ran = await deno(
+    [...flags, file, MM_SIM, `${folder}/shell.yaml`, ...args],
+    folder,
+    pidFile,
+  );
+  await assertNoPeerLeft(pidFile);
+  return ran;
+}
+
+Deno.test("library: a view callback that throws ends the lending with its error, wherever it is called, and leaves no timer behind", async () => {
+  const program = `import { lend, type View } from "client.ts";
+const [mm, agent, where] = Deno.args;
+const broke = () => {
+  throw new Error(\`the view broke at \${where}\`);
+};
+let sent = 0;
+const views: Record<string, View> = {
+  frame: {
+    frame: (_line, out) => {
+      if (out && ++sent === 2) broke(); // the client's second line: session/new, with its timer
+    },
+  },
+  log: {
+    log: (line) => {
+      if (line.startsWith("host_info ")) broke(); // a call of the tool, being answered
+    },
+  },
+};
+try {
+  const args = ["-acp", "-agent", agent];
+  const lent = await lend({ mm: { command: mm, args }, questions: "What OS?", view: views[where], timeout: 1 });
+  console.log(JSON.stringify(lent.turns));
+} catch (error) {
+  console.log((error as Error).message);
+}
+await new Promise((resolve) => setTimeout(resolve, 1500)); // past the timeout: nothing may fire
+console.log("still here");
+`;
+  for (const where of ["frame", "log"]) {
+    const ran = await runProgram(program, where);
+    assert.equal(ran.code, 0, `${where}:\n${ran.stdout}\n${lastLines(ran.stderr)}`);
+    assert.equal(ran.stdout, `the view broke at ${where}\nstill here\n`, where);
+  }
+});
+
+Deno.test("library: an asker that rejects as its signal aborts (the turn cancelled) does not end the lending: that turn ends cancelled, the next one runs", async () => {
+  const program = `import { type Asker, lend, type Turn } from "client.ts";
+const [mm, agent] = Deno.args;
+let turn: Turn | undefined;
+let asked = 0;
+const asker: Asker = (_request, signal) => {
+  asked++;
+  if (asked > 1) return Promise.resolve({ outcome: "selected", optionId: "reject" });
+  turn?.cancel(); // the person cancels the turn while asked
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason));
+  });
+};
+const lent = await lend({
+  mm: { command: mm, args: ["-acp", "-agent", agent] },
+  questions: ["How big is my disk?", "How big is my disk?"],
+  asker,
+  view: {
+    turnStarted: (started) => {
+      turn = started;
+    },
+  },
+});
+console.log(JSON.stringify(lent.turns.map(({ stopReason, cancelled, refused }) => ({ stopReason, cancelled, refused }))));
+`;
+  const ran = await runProgram(program);
+  assert.equal(ran.code, 0, `${ran.stdout}\n${lastLines(ran.stderr)}`);
+  assert.deepEqual(JSON.parse(ran.stdout), [
+    { stopReason: "cancelled", cancelled: true, refused: true },
+    { stopReason: "end_turn", cancelled: false, refused: true },
+  ]);
+});
