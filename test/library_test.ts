@@ -336,8 +336,9 @@ async function lendWithAsker(how: string, relative = false) {
 
 Deno.test("library: an asker that throws, even before it returns a promise, ends the lending with its error, and mm with it", async () => {
   for (const how of ["throws", "rejects"]) {
-    const { ended, sent } = await lendWithAsker(how);
+    const { ended, sent, waits } = await lendWithAsker(how);
     assert.deepEqual(ended, { name: "Error", message: "the asker broke" }, how);
+    assert.equal(waits.at(-1), null, `${how}: the view is told it waits for nothing, at the end`);
     const outcomes = sent.filter((frame: { result?: { outcome?: unknown } }) =>
       frame.result?.outcome
     );
@@ -445,7 +446,7 @@ async function runProgram(body: string, ...args: string[]): Promise<Ran> {
   return ran;
 }
 
-Deno.test("library: a view callback that throws ends the lending with its error, wherever it is called, and leaves no timer behind", async () => {
+Deno.test("library: a view callback that throws ends the lending with its error, wherever it is called, and the program ends with it: no timer is left running", async () => {
   const program = `import { lend, type View } from "client.ts";
 const [mm, agent, where] = Deno.args;
 const broke = () => {
@@ -463,21 +464,26 @@ const views: Record<string, View> = {
       if (line.startsWith("host_info ")) broke(); // a call of the tool, being answered
     },
   },
+  read: {
+    frame: (_line, out) => {
+      if (!out) broke(); // mm's first line, as the connection reads it
+    },
+  },
 };
 try {
   const args = ["-acp", "-agent", agent];
-  const lent = await lend({ mm: { command: mm, args }, questions: "What OS?", view: views[where], timeout: 1 });
+  // A timeout longer than the test's deadline: a timer of the lending's left running holds the
+  // program past it (or crashes it when it fires), though lend() has ended.
+  const lent = await lend({ mm: { command: mm, args }, questions: "What OS?", view: views[where], timeout: 90 });
   console.log(JSON.stringify(lent.turns));
 } catch (error) {
   console.log((error as Error).message);
 }
-await new Promise((resolve) => setTimeout(resolve, 1500)); // past the timeout: nothing may fire
-console.log("still here");
 `;
-  for (const where of ["frame", "log"]) {
+  for (const where of ["frame", "log", "read"]) {
     const ran = await runProgram(program, where);
     assert.equal(ran.code, 0, `${where}:\n${ran.stdout}\n${lastLines(ran.stderr)}`);
-    assert.equal(ran.stdout, `the view broke at ${where}\nstill here\n`, where);
+    assert.equal(ran.stdout, `the view broke at ${where}\n`, where);
   }
 });
 
