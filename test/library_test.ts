@@ -269,6 +269,35 @@ Deno.test("library: when mm exits early and no view shows its log, the error quo
 });
 
 /**
+ * Runs `body`, a program that imports what it names of client.ts, from a folder of its own with
+ * `shell.yaml` (a stand-in with a shell that asks permission) beside it, and with `args` after it;
+ * in `folder` if given.
+ */
+async function runProgram(
+  body: string,
+  args: string[] = [],
+  folder = scratchDir("program-"),
+): Promise<Ran> {
+  const file = `${folder}/program.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(file, body.replace('"client.ts"', JSON.stringify(imported)));
+  const agent = Deno.readTextFileSync(`${ROOT}/agent.yaml`)
+    .replace("bashTool: false", "bashTool: true").replace("yolo: true", "yolo: false");
+  assert.match(agent, /bashTool: true[\s\S]*yolo: false/, "agent.yaml no longer has these keys");
+  Deno.writeTextFileSync(`${folder}/shell.yaml`, agent);
+  const pidFile = tempFile("pid", "");
+  const lock = `--lock=${ROOT}/deno.lock`;
+  const flags = ["run", "--no-config", lock, "--no-prompt", "--allow-run", "--allow-read"];
+  const ran = await deno(
+    [...flags, file, MM_SIM, `${folder}/shell.yaml`, ...args],
+    folder,
+    pidFile,
+  );
+  await assertNoPeerLeft(pidFile);
+  return ran;
+}
+
+/**
  * A program that lends the default tools to the stand-in with a shell that asks permission
  * (`deno run … <file> <mm> <agent file> <asker> <cwd>`), its asker being `throws` (a plain function
  * that throws), `rejects`, or `unoffered` (an option mm did not offer); it prints how `lend()`
@@ -314,23 +343,9 @@ console.log(JSON.stringify({ ended, lines, waits, sent }));
 async function lendWithAsker(how: string, relative = false) {
   const folder = scratchDir("asker-");
   const cwd = relative ? `../${folder.split("/").at(-1)}` : ".";
-  const file = `${folder}/asks.ts`;
-  const imported = new URL(`file://${ROOT}/client.ts`).href;
-  Deno.writeTextFileSync(file, `import { type Asker, lend } from "${imported}";\n${ASKS}`);
-  const agent = Deno.readTextFileSync(`${ROOT}/agent.yaml`)
-    .replace("bashTool: false", "bashTool: true").replace("yolo: true", "yolo: false");
-  assert.match(agent, /bashTool: true[\s\S]*yolo: false/, "agent.yaml no longer has these keys");
-  Deno.writeTextFileSync(`${folder}/shell.yaml`, agent);
-  const pidFile = tempFile("pid", "");
-  const lock = `--lock=${ROOT}/deno.lock`;
-  const args = ["run", "--no-config", lock, "--no-prompt", "--allow-run", "--allow-read"];
-  const ran = await deno(
-    [...args, file, MM_SIM, `${folder}/shell.yaml`, how, cwd],
-    folder,
-    pidFile,
-  );
+  const body = `import { type Asker, lend } from "client.ts";\n${ASKS}`;
+  const ran = await runProgram(body, [how, cwd], folder);
   assert.equal(ran.code, 0, `${ran.stdout}\n${lastLines(ran.stderr)}`);
-  await assertNoPeerLeft(pidFile);
   return { folder, ...JSON.parse(ran.stdout) };
 }
 
@@ -422,30 +437,6 @@ console.log(JSON.stringify({ first: first.sessionId, listed }));
   assert.deepEqual([...new Set(listed.map((session: { cwd: string }) => session.cwd))], [folder]);
 });
 
-/**
- * Runs `body`, a program that imports what it names of client.ts, from a folder of its own with
- * `shell.yaml` (a stand-in with a shell that asks permission) beside it, and with `args` after it.
- */
-async function runProgram(body: string, ...args: string[]): Promise<Ran> {
-  const folder = scratchDir("program-");
-  const file = `${folder}/program.ts`;
-  const imported = new URL(`file://${ROOT}/client.ts`).href;
-  Deno.writeTextFileSync(file, body.replace('"client.ts"', JSON.stringify(imported)));
-  const agent = Deno.readTextFileSync(`${ROOT}/agent.yaml`)
-    .replace("bashTool: false", "bashTool: true").replace("yolo: true", "yolo: false");
-  Deno.writeTextFileSync(`${folder}/shell.yaml`, agent);
-  const pidFile = tempFile("pid", "");
-  const lock = `--lock=${ROOT}/deno.lock`;
-  const flags = ["run", "--no-config", lock, "--no-prompt", "--allow-run", "--allow-read"];
-  const ran = await deno(
-    [...flags, file, MM_SIM, `${folder}/shell.yaml`, ...args],
-    folder,
-    pidFile,
-  );
-  await assertNoPeerLeft(pidFile);
-  return ran;
-}
-
 Deno.test("library: a view callback that throws ends the lending with its error, wherever it is called, and the program ends with it: no timer is left running", async () => {
   const program = `import { lend, type View } from "client.ts";
 const [mm, agent, where] = Deno.args;
@@ -481,7 +472,7 @@ try {
 }
 `;
   for (const where of ["frame", "log", "read"]) {
-    const ran = await runProgram(program, where);
+    const ran = await runProgram(program, [where]);
     assert.equal(ran.code, 0, `${where}:\n${ran.stdout}\n${lastLines(ran.stderr)}`);
     assert.equal(ran.stdout, `the view broke at ${where}\n`, where);
   }
