@@ -1,4 +1,5 @@
 #!/usr/bin/env -S deno run --no-prompt --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
+// SPDX-License-Identifier: MIT
 /**
  * Lends tools of your own to mini-me (`mm -acp`), an AI agent that speaks the Agent Client
  * Protocol: JSON-RPC 2.0, one JSON object per line on its stdin and stdout. The client offers its
@@ -6,43 +7,697 @@
  * `initialize` (`meta` discovery), or in its answer to `_org.mini-me/tools/list` (`request`); mm's
  * model calls each as `client_<name>`, which mm sends the client as a request for its `method`.
  *
- * Above the line that says so, the protocol, in the order of a session: your tools, what mm asks
- * the client, the permission decision, one session from spawn to end (`lend()`), the JSON-RPC
- * connection. Below it, the terminal program, whose `main()` is `lend()`'s first user. Importing
- * the file runs nothing: `await lend({ tools, questions })` lends tools of your own.
+ * A whole tool, lent for one question (mm reads `agent.yaml` in the current folder):
+ *
+ * ```ts ignore
+ * import { lend, tool, toolText } from "./client.ts";
+ *
+ * const dice = tool({
+ *   name: "dice",
+ *   description: "Rolls a die with as many sides as asked.",
+ *   method: "_example/dice",
+ *   inputSchema: { type: "object", properties: { sides: { type: "integer" } } },
+ *   call: ({ sides = 6 }) => toolText(`rolled ${1 + Math.floor(Math.random() * sides)}`),
+ * });
+ * const { turns } = await lend({ tools: [dice], questions: "Roll a die for me." });
+ * console.log(turns[0].text);
+ * ```
+ *
+ * The file reads in the order of a session. First the lesson: what the Node demo does, whole.
+ * Then what makes it robust, each piece with the failure it guards against. Below the line that
+ * says the protocol ends, the terminal program, whose `main()` is `lend()`'s first user and whose
+ * `TOOLS` lends `host_info`. Importing the file runs nothing.
  *
  * @module
  */
 
 /** The client's version, sent as `clientInfo.version` and printed by `--version`. */
-export const VERSION = "0.4.0";
+export const VERSION = "0.5.0";
 
-// ─── Your tools ──────────────────────────────────────────────────────────────
-/** What host_info reports, one topic per call. */
-export const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
-/** A topic of host_info. */
-export type Topic = typeof TOPICS[number];
-/**
- * Every tool the client lends to mm (unless `lend()` is given others). Add yours after host_info:
- * `tool({ name, description, method, inputSchema, call })`, the whole of a tool.
- */
-export const TOOLS: readonly Tool[] = [
-  tool({
-    name: "host_info",
-    description: "Facts about the machine the user's client runs on: its operating system, CPU, " +
-      "memory or uptime. Call it once per topic.",
-    method: "_demo.minime/host_info",
-    inputSchema: {
-      type: "object",
-      properties: { topic: { type: "string", enum: TOPICS, description: "Which fact to report." } },
-      required: ["topic"],
-    },
-    call: ({ topic }) => hostInfo(topic),
-  }),
-];
+// ═══ The lesson: lend tools to mm, in the order of a session ═══════════════════════════════════
+// Start mm, speak JSON-RPC on its stdin and stdout, `initialize` with the tools, open a session,
+// ask, answer mm's requests — the list, a call, a permission, `-32601` for the rest — and end.
+// Where the robust client does more, a line here calls a function of the next section whose name
+// says what it does: a first reading can skip it.
 
 /** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"). */
 export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
+/**
+ * A tool: its description as mm reads it (acp-client-tools.md, "Description d'un outil"), and
+ * the `call` that answers it. `S`, its schema, types `call`'s arguments (see {@linkcode ArgsOf}).
+ */
+export interface Tool<S extends InputSchema = InputSchema> {
+  /** Unique in the list; the model sees `client_<name>`. */
+  readonly name: string;
+  /** What the model reads to decide when to call the tool. */
+  readonly description: string;
+  /** The ACP extension method mm sends for a call: it starts with `_`. */
+  readonly method: string;
+  /** The JSON Schema of the arguments, which are checked against it before `call` runs. */
+  readonly inputSchema: S;
+  /** Answers a call, now or in a promise; `signal` aborts if the call is cancelled. A throw is an error result. */
+  call(args: ArgsOf<S>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
+}
+/**
+ * A tool whose `call` has its arguments typed by its `inputSchema`, as written: a `required`
+ * property is there, another may be `undefined`, an `enum` is the union of its values. The client
+ * checks the arguments against the schema before `call` runs: that makes the type true. Write the
+ * schema in the call (or `as const`): its literal values are what type the arguments.
+ */
+export function tool<const S extends InputSchema>(definition: Tool<S>): Tool;
+export function tool(definition: Tool): Tool {
+  return definition;
+}
+/** A text result; with `isError` true, the model reads it as `[client tool error: <text>]`. */
+export function toolText(text: string, isError?: boolean): ToolResult {
+  if (isError) return { content: [{ type: "text", text }], isError: true };
+  return { content: [{ type: "text", text }] };
+}
+
+/**
+ * Lends tools to mm for one session: starts mm in its own process group, `initialize`, opens a
+ * session, asks each question in a turn while it answers mm's requests, closes the session and
+ * ends mm, group and all, whatever the way out; a call still running is aborted before it settles.
+ * Resolves to what happened; rejects with a {@linkcode ClientError}, the signal's reason (mm was
+ * killed, if it had to be), or what the asker or a view threw.
+ */
+export async function lend(options: LendOptions): Promise<Lent> {
+  options.signal?.throwIfAborted();
+  const session = new Session(options); // mm started, and the connection to it open
+  let lent: Lent;
+  try {
+    lent = await session.converse();
+  } catch (error) {
+    await session.end(false); // at once: no session/close, mm and its group killed
+    throw error;
+  }
+  await session.end(true);
+  options.signal?.throwIfAborted(); // the turn cancelled and the session ended, as asked
+  return lent;
+}
+
+/** One session with mm: the process, the connection to it, where the exchange stands, the turn. */
+class Session {
+  readonly tools: readonly Tool[];
+  readonly view: View;
+  readonly cwd: string; // the session's folder, absolute as ACP wants it
+  readonly child: Deno.ChildProcess;
+  readonly connection: Connection;
+  /** Rejects when the session cannot go on (mm exited, a view threw): every wait races it. */
+  readonly failed: Promise<never>;
+  fail!: (error: unknown) => void;
+  stderr: Promise<void> = Promise.resolve(); // mm's log, read to its end
+  before = "answering initialize"; // what mm has yet to do, said if it exits first
+  capabilities: unknown; // what mm's `initialize` answer says it can do
+  sessionId?: string;
+  listed = false; // mm asked for the list (request discovery)
+  replaying = false; // mm replays the past of the session it loads
+  turn?: TurnState;
+  questions: Promise<unknown> = Promise.resolve(); // the permissions put to the asker, in turn
+  constructor(readonly options: LendOptions) {
+    this.tools = lendable(options.tools); // a broken tool stops the run before mm starts
+    this.failed = new Promise<never>((_, reject) => this.fail = reject);
+    this.failed.catch(() => {}); // read where it matters, by each wait
+    this.view = guarded(options.view ?? {}, (error) => this.fail(error));
+    this.cwd = absolute(options.mm?.cwd);
+    this.child = startMm(options.mm ?? {});
+    const { stdout, stdin, status } = this.child;
+    this.connection = new Connection({ readable: stdout, writable: stdin }, {
+      request: (method, params, signal) => this.answer(method, params, signal),
+      notification: (method, params) => this.notified(method, params),
+      view: this.view, // sees the frames, and the answers to mm's requests
+      // A write fails once mm has exited: then its exit is what ends the session.
+      fail: async (error, writing) => {
+        if (!writing || !await within(EXIT_GRACE_MS, status)) this.fail(error);
+      },
+    });
+    watchMm(this); // its log, its exit, the caller's signal
+  }
+
+  /** `initialize`, the session, then one turn per question. */
+  async converse(): Promise<Lent> {
+    const seconds = this.options.timeout ?? 30;
+    const discovery = this.options.discovery ?? "meta";
+    const init = await this.request("initialize", initializeParams(discovery, this.tools), seconds);
+    const version = JSON.stringify(field(init, "protocolVersion"));
+    const mismatch = `mm speaks ACP protocol version ${version}; this client speaks 1`;
+    if (version !== "1") throw new ClientError(mismatch);
+    this.capabilities = field(init, "agentCapabilities");
+    const sessionId = await this.open(seconds);
+    if (sessionId === undefined) return { turns: [] }; // none of mm's sessions was chosen
+    this.before = "the next question";
+    this.view.opened?.(sessionId);
+    const turns: TurnResult[] = [];
+    const questions = iterate(this.options.questions);
+    while (!this.options.signal?.aborted) {
+      const next = await Promise.race([questions.next(), this.failed]);
+      if (next.done) break;
+      turns.push(await this.prompt(sessionId, next.value));
+    }
+    return { sessionId, turns };
+  }
+
+  /** Opens the session: `session/new`, or continues one of mm's (`resumeSession()`). */
+  async open(seconds: number): Promise<string | undefined> {
+    if (this.options.resume !== undefined) return await resumeSession(this, seconds);
+    const params = { cwd: this.cwd, mcpServers: [] };
+    const session = await this.request("session/new", params, seconds);
+    this.sessionId = String(field(session, "sessionId"));
+    this.view.log?.(`discovery: ${this.options.discovery ?? "meta"}, session ${this.sessionId}`);
+    checkListed(this); // request discovery: mm asks for the list before it answers
+    return this.sessionId;
+  }
+
+  /** One prompt turn: the question, mm's updates and requests as they come, its stop reason. */
+  async prompt(sessionId: string, question: string): Promise<TurnResult> {
+    const turn = new TurnState(this, sessionId, question);
+    this.turn = turn;
+    this.before = "the turn ended";
+    this.view.turnStarted?.(turn);
+    const stopWatching = watchSilence(turn, this.connection, this.options.turnTimeout);
+    const params = { sessionId, prompt: [{ type: "text", text: question }] };
+    const answer = await this.request("session/prompt", params).finally(() => {
+      stopWatching();
+      turn.end();
+    });
+    this.turn = undefined;
+    this.before = "the next question";
+    const { text, cancelled, refused } = turn;
+    const stopReason = String(field(answer, "stopReason"));
+    const result = { question, stopReason, text, cancelled, refused };
+    this.view.turnEnded?.(result);
+    if (turn.timedOut) throw turn.reason; // the silence ends the session
+    return result;
+  }
+
+  /** Sends a request and waits for its answer, unless the session fails or time runs out first. */
+  async request(method: string, params: object, seconds = Infinity): Promise<unknown> {
+    if (this.before.startsWith("answering")) this.before = `answering ${method}`;
+    const timer = Promise.withResolvers<never>();
+    const late = new ClientError(`mm did not answer ${method} within ${seconds} s`);
+    const stopTimer = after(seconds * 1000, () => timer.reject(late));
+    try {
+      return await Promise.race([
+        this.connection.request(method, params),
+        this.failed,
+        timer.promise,
+      ]);
+    } catch (error) {
+      if (error instanceof RpcError) {
+        throw new ClientError(`mm refused ${method}: ${error.message}`);
+      }
+      throw error;
+    } finally {
+      stopTimer();
+    }
+  }
+
+  /** A `session/update` is shown, and heard by its turn; other notifications are not ours. */
+  notified(method: string, params: unknown): void {
+    if (method !== "session/update") return;
+    if (!this.replaying) this.turn?.heard(field(params, "update"));
+    this.view.update?.(params, this.replaying);
+  }
+
+  /**
+   * Answers a request of mm's: a call of a lent tool, found by its `method` (acp-client-tools.md,
+   * "Appel d'un outil"); the list ("Mode request"); a permission. Anything else — `fs/*`,
+   * `terminal/*`, another extension — is not lent: `-32601`, as JSON-RPC says.
+   */
+  answer(method: string, params: unknown, signal: AbortSignal): unknown {
+    const lent = this.tools.find((candidate) => candidate.method === method);
+    if (lent) return this.callTool(lent, params, signal);
+    if (method === "_org.mini-me/tools/list") return this.list(params);
+    if (method === "session/request_permission") return this.answerPermission(params, signal);
+    throw new RpcError(-32601, "Method not found");
+  }
+
+  /** The list, in request discovery: every tool, for whichever session asks. */
+  list(params: unknown): { tools: Omit<Tool, "call">[] } {
+    this.listed = true;
+    this.view.log?.(`list requested for session ${field(params, "sessionId") ?? "?"}`);
+    return { tools: describeTools(this.tools) };
+  }
+
+  /**
+   * A call: the model's arguments are at the top level of `params`, mm's session in its `_meta`
+   * ("Requête"). Checked against the schema, they go to the tool; what it returns, now or in a
+   * promise, is the answer. A wrong argument, a throw, or a value that is not a result is an
+   * error result the model can act on (`toolFailure()`), never a crash of the client.
+   */
+  callTool(lent: Tool, params: unknown, signal: AbortSignal): ToolResult | Promise<ToolResult> {
+    const { args, sessionId } = readToolCall(params);
+    this.view.log?.(`${lent.name} ${JSON.stringify(args)} (session ${sessionId})`);
+    sayWhenCancelled(lent, signal, this.view);
+    const given = isObject(args) ? args : {};
+    const mismatch = checkArguments(lent, given);
+    if (mismatch) return toolFailure(this.view, signal, mismatch);
+    const failed = (error: unknown) =>
+      toolFailure(this.view, signal, `${lent.name} failed: ${errorText(error)}`);
+    try {
+      const result = lent.call(given, signal);
+      if (result instanceof Promise) {
+        return result.then((value) => checkedResult(lent, value, this.view, signal), failed);
+      }
+      return checkedResult(lent, result, this.view, signal);
+    } catch (error) {
+      return failed(error);
+    }
+  }
+
+  /**
+   * A permission (acp-client-tools.md, "Avant la requête"): {@linkcode decide} says allow, refuse
+   * or ask; the answer is one of mm's own options ({@linkcode choosePermission}). "ask" goes to
+   * the asker, one question at a time (`askInTurn()`); none, or nothing to allow: refused.
+   */
+  answerPermission(params: unknown, signal: AbortSignal): unknown {
+    const request = permissionRequest(params);
+    this.view.permissionRequested?.(request);
+    if (this.turn?.cancelled) return this.answered(request, CANCELLED, TURN_CANCELLED);
+    const decision = decide(request, this.tools);
+    const { options } = request;
+    if (
+      decision === "ask" && this.options.asker && allows(options, choosePermission(options, true))
+    ) {
+      return askInTurn(this, this.options.asker, request, signal);
+    }
+    return this.answered(request, choosePermission(options, decision === "allow"));
+  }
+
+  /** Logs the answer to a permission and tells the view; returns what mm is sent. */
+  answered(request: PermissionRequest, outcome: Outcome, how = ""): { outcome: Outcome } {
+    const allowed = allows(request.options, outcome);
+    const said = allowed ? "allowed" : "refused";
+    this.view.log?.(`permission for ${JSON.stringify(request.title ?? "")}: ${said}${how}`);
+    if (!allowed && this.turn) this.turn.refused = true;
+    this.view.permissionAnswered?.(request, allowed);
+    return { outcome };
+  }
+
+  /**
+   * The end: every call still running aborted (the session owns them), the session closed if mm
+   * can (`closeSession()`), mm's stdin closed and time to exit, all within one grace; then its
+   * process group killed, with whatever mm left running. After a failure, at once.
+   */
+  async end(graceful: boolean): Promise<void> {
+    this.connection.abandon(new ClientError("the session ended"));
+    this.turn?.end();
+    const deadline = performance.now() + EXIT_GRACE_MS;
+    if (graceful) await closeSession(this);
+    const exiting = this.connection.close().then(() => this.child.status);
+    const exited = graceful && await within(deadline - performance.now(), exiting);
+    if (graceful && !exited) {
+      this.view.log?.(`mm did not exit within ${EXIT_GRACE_MS / 1000} s of the end; killing it`);
+    }
+    await killGroup(this.child);
+    await within(500, this.stderr);
+    const unlogged = this.connection.unlogged();
+    if (unlogged) this.view.warn?.(`${unlogged} more bad frames from mm were not logged`);
+  }
+}
+
+/** Starts mm with its stdin and stdout for JSON-RPC and its stderr a log, in its own process group. */
+function startMm({ command = "mm", args = ["-acp", "-agent", "agent.yaml"], cwd }: {
+  command?: string;
+  args?: string[];
+  cwd?: string;
+}): Deno.ChildProcess {
+  const refused = `cannot start mm (${command}): this run may not start it (add --allow-run)`;
+  if (!granted({ name: "run", command })) throw new ClientError(refused, 127);
+  const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
+  try {
+    // Its own group: a Ctrl-C typed in the terminal reaches the client alone, which cancels the
+    // turn the ACP way; and the client can end the group, helpers and all.
+    return new Deno.Command(command, { args, cwd, detached: true, ...pipes }).spawn();
+  } catch (error) {
+    let reason = errorText(error);
+    if (error instanceof Deno.errors.NotFound) reason = "not found";
+    if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
+    throw new ClientError(`cannot start mm (${command}): ${reason}`, 127, { cause: error });
+  }
+}
+
+/** The `initialize` params: the tools (`meta`), or `true` (`request`; "Découverte"). */
+export function initializeParams(discovery: string, tools: readonly Tool[]): {
+  protocolVersion: 1;
+  clientInfo: { name: string; version: string };
+  clientCapabilities: Record<string, unknown>;
+} {
+  const clientInfo = { name: "host-info-client", version: VERSION };
+  // Capabilities are a contract: no file system and no terminal, which this client lacks.
+  const fs = { readTextFile: false, writeTextFile: false };
+  const _meta = { "org.mini-me/tools": discovery === "request" ? true : describeTools(tools) };
+  return { protocolVersion: 1, clientInfo, clientCapabilities: { fs, terminal: false, _meta } };
+}
+/** The tools as mm reads them: in `initialize`, or in the answer to the list request. */
+export function describeTools(tools: readonly Tool[]): Omit<Tool, "call">[] {
+  return tools.map(({ call: _, ...description }) => description);
+}
+/** A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête". */
+export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
+  if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
+  const { _meta, ...args } = params;
+  const sessionId = field(_meta, "org.mini-me/sessionId");
+  return { args, sessionId: typeof sessionId === "string" ? sessionId : "?" };
+}
+
+/** A `session/request_permission`: the call's title and kind, the call as known, mm's options. */
+export type PermissionRequest = {
+  title?: string;
+  kind?: string;
+  toolCall: Record<string, unknown>;
+  options: Record<string, unknown>[];
+};
+/** What the client does about a permission: allow it, refuse it, or ask the person. */
+export type Decision = "allow" | "refuse" | "ask";
+/**
+ * The permission policy, the one place that decides: the call of a tool the client lends (its
+ * title exactly `client: <name>`, "Avant la requête") is allowed; anything else is put to the
+ * person, and refused where nobody can be asked. A shell command titled `client: …` is not a tool.
+ */
+export function decide(request: PermissionRequest, tools: readonly Tool[]): Decision {
+  if (tools.some((lent) => request.title === `client: ${lent.name}`)) return "allow";
+  return "ask";
+}
+/** The answer to `session/request_permission`. */
+export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId: string };
+/**
+ * Picks among mm's options: `allow_once`, else `allow_always` to allow; `reject_once`, else
+ * `reject_always` to refuse; else `cancelled`. Never an `optionId` mm did not offer.
+ */
+export function choosePermission(options: unknown, allow: boolean): Outcome {
+  const offered = list(options).filter(isObject);
+  const kinds = ["reject_once", "reject_always"];
+  if (allow) kinds.unshift("allow_once", "allow_always");
+  for (const kind of kinds) {
+    const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
+    if (option) return { outcome: "selected", optionId: String(option.optionId) };
+  }
+  return { outcome: "cancelled" };
+}
+
+/** A JSON-RPC error, to answer a request with, or received as an answer. */
+export class RpcError extends Error {
+  /** `code`: JSON-RPC's, such as `-32601` (Method not found). */
+  constructor(readonly code: number, message: string) {
+    super(message);
+    this.name = "RpcError";
+  }
+}
+/**
+ * What a connection calls: `request` answers one of the peer's (a result, a promise of it, or a
+ * thrown `RpcError`; `signal` aborts if the request is cancelled); `view` sees each frame and
+ * answer; `fail`: the connection cannot go on (`writing`: a write failed, as once mm has exited).
+ */
+type Handlers = {
+  request(method: string, params: unknown, signal: AbortSignal): unknown;
+  notification(method: string, params: unknown): void;
+  view: Pick<View, "frame" | "answered" | "log" | "warn">;
+  fail(error: ClientError, writing: boolean): void;
+};
+/**
+ * JSON-RPC 2.0 over a pair of byte streams, one JSON object per line: the client's requests and
+ * their answers matched by id; the peer's requests answered, in any order, each once; its
+ * notifications passed on. Frames are written whole and in order.
+ */
+class Connection {
+  /** Settles when the stream from the peer has ended and each frame on it was handled. */
+  readonly reading: Promise<void>;
+  readonly #handlers: Handlers;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #writing = Promise.resolve(); // the writes, one after another
+  #queued: string[] = []; // the frames of this tick, not written yet
+  #unwritten = 0; // characters of frames not written yet
+  #nextId = 0;
+  #heard = 0; // when a frame last crossed, either way
+  readonly #pending = new Map<RpcId, PromiseWithResolvers<unknown>>(); // the client's requests
+  readonly #running = new Map<RpcId, AbortController>(); // the peer's, being answered
+  readonly #bad = new BadFrames();
+  constructor(stream: ReadableWritablePair<Uint8Array, Uint8Array>, handlers: Handlers) {
+    this.#handlers = handlers;
+    this.#writer = stream.writable.getWriter();
+    this.reading = this.#read(stream.readable).catch((error) =>
+      handlers.fail(readError(error), false)
+    );
+  }
+  /** Sends a request; the promise settles with the answer, or rejects with its `RpcError`. */
+  request(method: string, params: unknown): Promise<unknown> {
+    const id = this.#nextId++;
+    const reply = Promise.withResolvers<unknown>();
+    this.#pending.set(id, reply);
+    this.#send({ jsonrpc: "2.0", id, method, params });
+    return reply.promise;
+  }
+  notify(method: string, params: unknown): void {
+    this.#send({ jsonrpc: "2.0", method, params });
+  }
+  /** Writes one frame: a line of JSON. The frames of one tick go out in one write, in order. */
+  #send(message: object): void {
+    const line = JSON.stringify(message);
+    this.#heard = performance.now(); // the peer's silence counts from what it was sent last
+    this.#handlers.view.frame?.(line, true);
+    this.#queued.push(line, "\n");
+    this.#unwritten += line.length + 1;
+    if (this.#queued.length > 2) return; // a write of this tick is scheduled already
+    this.#writing = this.#writing.then(() => this.#writeQueued());
+  }
+  async #writeQueued(): Promise<void> {
+    const text = this.#queued.splice(0).join("");
+    try {
+      await this.#writer.write(ENCODER.encode(text));
+      this.#unwritten -= text.length;
+    } catch (error) {
+      this.#handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`), true);
+    }
+  }
+  /** Reads lines, however the chunks split them (`LineReader`), and handles each as it comes. */
+  async #read(readable: ReadableStream<Uint8Array>): Promise<void> {
+    const reader = new LineReader();
+    for await (const chunk of readable) {
+      for (const line of reader.push(chunk)) this.#receive(line);
+      // Backpressure: a peer that stops reading must not pile answers up in the client's memory.
+      if (this.#unwritten > MAX_UNWRITTEN) await this.#writing;
+    }
+    const last = reader.flush();
+    if (last !== undefined) this.#receive(last);
+  }
+  /** One line: a request to answer, a notification, or the answer to one of the client's. */
+  #receive(line: string): void {
+    this.#heard = performance.now();
+    const frame = parseFrame(line);
+    if (frame.kind === "blank") return;
+    this.#handlers.view.frame?.(line, false);
+    if (frame.kind === "bad") return this.#badLine(line, frame.reply);
+    this.#bad.inARow = 0;
+    if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
+    if (frame.kind === "notification" && frame.method === "$/cancel_request") {
+      return this.#running.get(field(frame.params, "requestId") as RpcId)?.abort(CANCELLED_BY_PEER);
+    }
+    if (frame.kind === "notification") {
+      return this.#handlers.notification(frame.method, frame.params);
+    }
+    const waiting = this.#pending.get(frame.id);
+    if (!waiting) {
+      return this.#handlers.view.log?.(
+        `answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`,
+      );
+    }
+    this.#pending.delete(frame.id);
+    if (!frame.error) return waiting.resolve(frame.result);
+    const { code, message } = frame.error;
+    waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
+  }
+  /**
+   * Answers a request at once, or when its promise settles; a throw is a JSON-RPC error. While it
+   * runs, `$/cancel_request` aborts its signal and answers `-32800` at once: its late end is not sent.
+   */
+  #answer(id: string | number, method: string, params: unknown): void {
+    const controller = new AbortController();
+    const settle = (reply: object) => {
+      this.#handlers.view.answered?.(method, params, reply);
+      this.#send({ jsonrpc: "2.0", id, ...reply });
+    };
+    let result;
+    try {
+      result = this.#handlers.request(method, params, controller.signal);
+    } catch (error) {
+      return settle(errorReply(error));
+    }
+    if (!(result instanceof Promise)) return settle({ result });
+    const finish = (reply: object) => {
+      if (this.#running.get(id) !== controller) return; // answered already, or abandoned
+      this.#running.delete(id);
+      settle(reply);
+    };
+    this.#running.set(id, controller);
+    controller.signal.addEventListener("abort", () => {
+      if (controller.signal.reason === CANCELLED_BY_PEER) finish(CANCELLED_REPLY);
+    });
+    result.then((value) => finish({ result: value }), (error) => finish(errorReply(error)));
+  }
+  /** A bad line from the peer: answered and logged, the first few; a flood ends the connection. */
+  #badLine(line: string, reply: object): void {
+    if (this.#bad.shown(line)) {
+      this.#handlers.view.warn?.(`bad frame from mm: ${line.slice(0, 80)}`);
+      this.#send(reply);
+    }
+  }
+  /** Closes the stream to the peer, once what is queued is written. */
+  close(): Promise<void> {
+    return this.#writing.then(() => this.#writer.close()).catch(() => {});
+  }
+  /** Aborts every request of the peer's still running, with `reason`, and answers none of them. */
+  abandon(reason: unknown): void {
+    const running = [...this.#running.values()];
+    this.#running.clear();
+    for (const controller of running) controller.abort(reason);
+  }
+  /** How long the peer has been silent: sent nothing and been sent nothing; 0 while it waits for us. */
+  silentFor(): number {
+    return this.#running.size > 0 ? 0 : performance.now() - this.#heard;
+  }
+  /** How many bad frames were counted but not logged. */
+  unlogged(): number {
+    return this.#bad.unlogged();
+  }
+}
+/** A JSON-RPC id. */
+export type RpcId = string | number | null;
+/** What one line turned out to be. */
+export type Frame =
+  | { kind: "request"; id: string | number; method: string; params: unknown }
+  | { kind: "notification"; method: string; params: unknown }
+  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
+  | { kind: "blank" }
+  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
+/**
+ * Classifies a line as JSON-RPC 2.0 does: a request has a `method` and an `id`, a notification a
+ * `method` alone, a response an `id` and a `result` or an `error`. A bad one is answered `-32700`
+ * if it is not JSON, else `-32600` (a batch too).
+ */
+export function parseFrame(line: string): Frame {
+  if (line.trim() === "") return { kind: "blank" };
+  const bad = (id: RpcId, code: number, message: string): Frame => {
+    return { kind: "bad", reply: { jsonrpc: "2.0", id, error: { code, message } } };
+  };
+  const value: unknown = attempt(() => JSON.parse(line), undefined); // JSON is never undefined
+  if (value === undefined) return bad(null, -32700, "Parse error");
+  if (!isObject(value)) return bad(null, -32600, "Invalid Request");
+  const { id, method, params, result, error } = value;
+  const validId = typeof id === "string" || typeof id === "number";
+  const hasMethod = typeof method === "string";
+  if (hasMethod && validId) return { kind: "request", id, method, params };
+  if (hasMethod && !("id" in value)) return { kind: "notification", method, params };
+  if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
+    return { kind: "response", id, result, error: error as { code: number; message: string } };
+  }
+  return bad(validId ? id : null, -32600, "Invalid Request");
+}
+
+// ═══ What lend() takes and gives, and the types that type a tool's arguments ═══════════════════
+
+/** What {@linkcode lend} runs: which mm, the tools, the questions; who shows it and who decides. */
+export type LendOptions = {
+  /**
+   * The mm to start (default `mm -acp -agent agent.yaml`), in the session's folder `cwd` (or here),
+   * from which a relative `command` is found too.
+   */
+  mm?: { command?: string; args?: string[]; cwd?: string };
+  /** The tools to lend: `tool({ … })` each. */
+  tools: readonly Tool[];
+  /** How: in `initialize` (`meta`, the default), or when mm asks (`request`): as the agent file says. */
+  discovery?: "meta" | "request";
+  /** One turn each, in one session: a text, a list, or an async iterable (read as it comes). */
+  questions: string | Iterable<string> | AsyncIterable<string>;
+  /** What to show (none: nothing). */
+  view?: View;
+  /** Who answers when `decide()` says "ask" (none: refused). */
+  asker?: Asker;
+  /**
+   * Aborted: the turn under way is cancelled, then the lending ends, rejecting with its reason
+   * (the session and the turns so far are the view's: `opened`, `turnEnded`).
+   */
+  signal?: AbortSignal;
+  /** Seconds mm has to answer `initialize` and to open the session (default 30). */
+  timeout?: number;
+  /** Seconds mm may be silent in a turn before it is cancelled and the lending ends (124). */
+  turnTimeout?: number;
+  /** A session to continue: its id, or one chosen among mm's (of `cwd` if given); none chosen: no turn. */
+  resume?: string | {
+    cwd?: string;
+    choose(sessions: Record<string, unknown>[]): string | undefined;
+  };
+};
+/**
+ * What a lending shows: optional callbacks, none of which changes what mm is answered. A callback
+ * that throws ends the lending.
+ */
+export type View = {
+  /** A line on what the client does: a call, a permission, the session opened. */
+  log?(line: string): void;
+  /** A line on a fault the lending goes on after: a bad frame, a tool that failed. */
+  warn?(line: string): void;
+  /** mm's own log (its stderr), as it comes. */
+  mmLog?(chunk: Uint8Array): void;
+  /** Each JSON-RPC line, as written (`sent`) or read. */
+  frame?(line: string, sent: boolean): void;
+  /** The session is open. */
+  opened?(sessionId: string): void;
+  /** A turn starts: its question, and how to cancel it. */
+  turnStarted?(turn: Turn): void;
+  /** The turn under way is being cancelled: `session/cancel` is sent, and mm is to end it. */
+  turnCancelled?(): void;
+  /** A turn has ended. */
+  turnEnded?(result: TurnResult): void;
+  /** A `session/update` as mm sent it; `replay`: the past of a session being loaded. */
+  update?(notification: unknown, replay: boolean): void;
+  /** A request of mm's, with the client's answer. */
+  answered?(method: string, params: unknown, answer: object): void;
+  /** mm asks permission for a call. */
+  permissionRequested?(request: PermissionRequest): void;
+  /** A permission was answered (not one mm withdrew). */
+  permissionAnswered?(request: PermissionRequest, allowed: boolean): void;
+};
+/**
+ * Answers what {@linkcode decide} puts to a person: an `Outcome` (one of `request.options`, as
+ * {@linkcode choosePermission} picks them; another is refused), or `undefined` if nobody can
+ * answer (refused). `signal` aborts when the question no longer stands: mm withdrew it, the turn
+ * is cancelled, or the session ended. A throw ends the lending, unless it comes of that abort (the
+ * question has no answer then, as when mm withdrew it).
+ */
+export type Asker = (
+  request: PermissionRequest,
+  signal: AbortSignal,
+) => Promise<Outcome | undefined>;
+/** A turn under way. `cancel()`: mm ends it `cancelled`, or is killed after 5 s or a second cancel. */
+export type Turn = {
+  readonly question: string;
+  readonly cancelled: boolean;
+  cancel(reason?: unknown): void;
+};
+/** A turn that ended. */
+export type TurnResult = {
+  question: string;
+  /** ACP's: `end_turn`, `max_tokens`, `max_turn_requests`, `refusal` or `cancelled`. */
+  stopReason: string;
+  /** The answer's text, as it streamed. */
+  text: string;
+  /** The client cancelled the turn (`cancelled` without it: mm ended it so by itself). */
+  cancelled: boolean;
+  /** A permission was refused in it. */
+  refused: boolean;
+};
+/** What a lending did: its session, and each turn. */
+export type Lent = { sessionId?: string; turns: TurnResult[] };
+/** An error that ends a lending: its message (empty for an interrupt), and a command's exit code. */
+export class ClientError extends Error {
+  /** An error, and the exit code a command ends with for it. */
+  constructor(message: string, readonly exitCode = 1, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ClientError"; // as an uncaught one is printed
+  }
+}
+
 /** A tool's `inputSchema`: a JSON Schema of an object (acp-client-tools.md, "Description d'un outil"). */
 export type InputSchema = {
   readonly type: "object";
@@ -77,34 +732,624 @@ export type ArgsOf<S extends InputSchema> = string extends keyof S ? Record<stri
       & { -readonly [K in keyof P as K extends Needed<S> ? K : never]: ValueOf<P[K]> }
       & { -readonly [K in keyof P as K extends Needed<S> ? never : K]?: ValueOf<P[K]> }
   : Record<never, never>;
-/** A tool: its description as mm reads it ("Description d'un outil"), and the `call` it answers. */
-export interface Tool<S extends InputSchema = InputSchema> {
-  /** Unique in the list; the model sees `client_<name>`. */
-  readonly name: string;
-  /** What the model reads to decide when to call the tool. */
-  readonly description: string;
-  /** The ACP extension method mm sends for a call: it starts with `_`. */
-  readonly method: string;
-  /** The JSON Schema of the arguments, which are checked against it before `call` runs. */
-  readonly inputSchema: S;
-  /** Answers a call, now or in a promise; `signal` aborts if mm cancels it. A throw is an error result. */
-  call(args: ArgsOf<S>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
+
+// ═══ What makes the lesson robust: each piece, and the failure it guards against ═══════════════
+
+// ─── The tools: mistakes named before mm starts, arguments checked before a call ─
+/** The tools to lend, checked first: mm would skip a broken one in silence, and the model never see it. */
+function lendable(tools: readonly Tool[] | undefined): readonly Tool[] {
+  const none = "lend() needs the tools to lend: tools: [tool({ … })]";
+  if (!Array.isArray(tools)) throw new ClientError(none, 2);
+  const broken = checkTools(tools);
+  if (broken) throw new ClientError(broken, 2);
+  return tools;
 }
 /**
- * A tool whose `call` has its arguments typed by its `inputSchema`, as written: a `required`
- * property is there, another may be `undefined`, an `enum` is the union of its values. The client
- * checks the arguments against the schema before `call` runs: that makes the type true. Write the
- * schema in the call (or `as const`): its literal values are what type the arguments.
+ * What is wrong with a list of tools, by mm's rules (acp-client-tools.md, "Validation d'une
+ * liste") and the client's (one `method` each: calls are dispatched by it). mm would skip a broken
+ * entry in silence; the client stops before mm starts. Entries count from 0, as `TOOLS[1]` does.
  */
-export function tool<const S extends InputSchema>(definition: Tool<S>): Tool;
-export function tool(definition: Tool): Tool {
-  return definition;
+export function checkTools(tools: readonly Tool[]): string | undefined {
+  for (const [index, entry] of tools.entries()) {
+    const problem = toolProblem(entry, tools.slice(0, index));
+    if (problem) return `TOOLS entry ${index} (${JSON.stringify(entry?.name ?? "")}): ${problem}`;
+  }
+  return undefined;
 }
-/** A text result; with `isError` true, the model reads it as `[client tool error: <text>]`. */
-export function toolText(text: string, isError?: boolean): ToolResult {
-  if (isError) return { content: [{ type: "text", text }], isError: true };
-  return { content: [{ type: "text", text }] };
+/** What is wrong with one tool, given the tools before it. */
+function toolProblem(entry: Tool, before: readonly Tool[]): string | undefined {
+  if (typeof entry.name !== "string" || entry.name === "") return "no name";
+  const method = typeof entry.method === "string" ? entry.method : "";
+  if (!method.startsWith("_")) {
+    return `method ${JSON.stringify(method)} must start with "_" (an ACP extension method)`;
+  }
+  const schema: unknown = entry.inputSchema;
+  // mm decodes it as Go does: `null` is no schema, and no parameter.
+  if (schema != null && !isObject(schema)) return "inputSchema must be an object";
+  const type = field(schema, "type");
+  if (type !== undefined && type !== "object") {
+    return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
+  }
+  const properties = field(schema, "properties"); // a name `required` lists that it lacks: a typo
+  const stray = list(field(schema, "required")).find((required) =>
+    isObject(properties) && !Object.hasOwn(properties, String(required))
+  );
+  if (stray !== undefined) {
+    const named = JSON.stringify(stray);
+    return `inputSchema.required names ${named}, which its properties do not declare`;
+  }
+  const name = modelName(entry.name);
+  if (name === "client_") return `name ${JSON.stringify(entry.name)} leaves the model no name`;
+  if (method === "_org.mini-me/tools/list") return `method "${method}" is mm's list request`;
+  const sameName = before.findIndex((other) => modelName(other.name) === name);
+  if (sameName >= 0) {
+    return `duplicate tool name "${name}": entry ${sameName} (${before[sameName].name}) has it`;
+  }
+  const sameMethod = before.findIndex((other) => other.method === method);
+  if (sameMethod === -1) return undefined;
+  const owner = before[sameMethod].name;
+  return `method "${method}" is entry ${sameMethod}'s (${owner}) too; calls are dispatched by it`;
 }
+/**
+ * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
+ * `[A-Za-z0-9]` is `_`, a run of `_` one, leading and trailing `_` go: `client_open_buffers`.
+ */
+export function modelName(name: string): string {
+  return `client_${name.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_|_$/g, "")}`;
+}
+/**
+ * A call's arguments against its tool's `inputSchema`: `required`, each `type` and `enum`. mm
+ * checks only `required`, and hides `enum` from the model (acp-client-tools.md, "Le schéma tel que
+ * le voit le modèle"): a model may send anything else. The mismatch, in words it can act on.
+ */
+export function checkArguments(
+  lent: Pick<Tool, "name" | "inputSchema">,
+  args: Record<string, unknown>,
+): string | undefined {
+  const properties = field(lent.inputSchema, "properties");
+  for (const name of list(field(lent.inputSchema, "required"))) {
+    if (typeof name !== "string" || Object.hasOwn(args, name)) continue;
+    const choices = list(field(field(properties, name), "enum"));
+    const hint = choices.length > 0 ? ` (one of ${choices.join(", ")})` : "";
+    return `${lent.name}: missing parameter ${JSON.stringify(name)}${hint}`;
+  }
+  for (const [name, value] of Object.entries(args)) {
+    const problem = valueProblem(field(properties, name), value);
+    if (problem) return `${lent.name}: ${JSON.stringify(name)} must be ${problem}`;
+  }
+  return undefined;
+}
+/** What one property's schema says against `value` (`a string, not 5`), if anything. */
+function valueProblem(schema: unknown, value: unknown): string | undefined {
+  const declared = field(schema, "type");
+  const types = (Array.isArray(declared) ? declared : [declared]).map((type) => TYPES.get(type));
+  // A type this check does not know, or none, is left to the tool.
+  if (types.every((type) => type !== undefined) && !types.some((type) => type.test(value))) {
+    return `${types.map((type) => type.words).join(" or ")}, not ${preview(value)}`;
+  }
+  const choices = field(schema, "enum");
+  if (!Array.isArray(choices) || choices.includes(value)) return undefined;
+  const text = JSON.stringify(value); // an object or an array is the same if its JSON is
+  if (choices.some((choice) => JSON.stringify(choice) === text)) return undefined;
+  return `one of ${choices.join(", ")}, not ${preview(value)}`;
+}
+/** JSON Schema's primitive types: how an error names each, and how a value is checked. */
+const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolean }>([
+  ["string", { words: "a string", test: (value) => typeof value === "string" }],
+  ["number", { words: "a number", test: (value) => typeof value === "number" }],
+  ["integer", { words: "an integer", test: (value) => Number.isInteger(value) }],
+  ["boolean", { words: "a boolean", test: (value) => typeof value === "boolean" }],
+  ["array", { words: "an array", test: (value) => Array.isArray(value) }],
+  ["object", { words: "an object", test: (value) => isObject(value) }],
+  ["null", { words: "null", test: (value) => value === null }],
+]);
+/** A value as its JSON begins, for a message (`undefined` as such). */
+const preview = (value: unknown) => (JSON.stringify(value) ?? String(value)).slice(0, 40);
+
+// ─── A call that fails, or is cancelled ─
+/** A tool's failure, as the error result the model reads; and as a warning, unless mm cancelled it. */
+function toolFailure(view: View, signal: AbortSignal, text: string): ToolResult {
+  if (!signal.aborted) view.warn?.(text); // cancelled: mm has its -32800 already
+  return toolText(text, true);
+}
+/**
+ * What a tool returned, if it is a result; anything else (`undefined` from plain JavaScript) is
+ * the tool's failure: an answer must have a `result` or an `error`, and mm's model something to read.
+ */
+function checkedResult(lent: Tool, value: unknown, view: View, signal: AbortSignal): ToolResult {
+  if (isObject(value) && Array.isArray(value.content)) return value as ToolResult;
+  const text = `${lent.name} failed: its call returned ${preview(value)}, not a result`;
+  return toolFailure(view, signal, text);
+}
+/** Says so when mm cancels a call (its timeout, a cancelled turn: "Erreurs"): a copier sees the cancel reach the tool. */
+function sayWhenCancelled(lent: Tool, signal: AbortSignal, view: View): void {
+  signal.addEventListener("abort", () => {
+    if (signal.reason === CANCELLED_BY_PEER) view.log?.(`${lent.name} cancelled by mm`);
+  });
+}
+
+// ─── A view that throws ─
+/** A view's callbacks, each name. */
+const VIEW_CALLBACKS = [
+  "log",
+  "warn",
+  "mmLog",
+  "frame",
+  "opened",
+  "turnStarted",
+  "turnCancelled",
+  "turnEnded",
+  "update",
+  "answered",
+  "permissionRequested",
+  "permissionAnswered",
+] as const satisfies readonly (keyof View)[];
+/**
+ * The view's callbacks, each of which ends the lending (`fail`) if it throws, wherever it is
+ * called: a throw in the middle of an answer or a write would otherwise leave it half done.
+ */
+function guarded(view: View, fail: (error: unknown) => void): View {
+  const safe: Record<string, (...args: unknown[]) => void> = {};
+  for (const name of VIEW_CALLBACKS) {
+    const callback: ((...args: never[]) => void) | undefined = view[name];
+    if (!callback) continue;
+    safe[name] = (...args) => {
+      try {
+        Reflect.apply(callback, view, args);
+      } catch (error) {
+        fail(error);
+      }
+    };
+  }
+  return safe;
+}
+
+// ─── mm's log, mm's exit, and the caller's signal ─
+/**
+ * mm's stderr, read to its end for the view (none: its last line kept, for its exit to quote);
+ * mm's exit, which ends the session naming what mm had yet to do; the caller's signal, which
+ * cancels the turn under way (and then the session), or ends the session at once.
+ */
+function watchMm(session: Session): void {
+  const { child, options, view } = session;
+  let lastWords: string | undefined;
+  session.stderr = forward(child.stderr, (chunk) => {
+    if (view.mmLog) return view.mmLog(chunk);
+    const lines = new TextDecoder().decode(chunk).split("\n").map((line) => line.trim());
+    lastWords = lines.filter((line) => line !== "").at(-1)?.slice(0, 200) ?? lastWords;
+  });
+  child.status.then(async ({ code, signal }) => {
+    // Its last frames and log lines are read first: they may say why.
+    await within(1000, Promise.all([session.connection.reading, session.stderr]));
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    const said = lastWords ? ` (its last words: ${JSON.stringify(lastWords)})` : "";
+    session.fail(new ClientError(`mm exited with ${how} before ${session.before}${said}`));
+  });
+  options.signal?.addEventListener("abort", () => {
+    const turn = session.turn;
+    if (turn && !turn.cancelled) turn.cancel(options.signal?.reason); // the session ends after it
+    else killSession(session, options.signal?.reason);
+  });
+}
+/** Passes each chunk of a stream on as it comes, until the stream ends (or fails). */
+async function forward(stream: ReadableStream<Uint8Array>, to: (chunk: Uint8Array) => void) {
+  try {
+    for await (const chunk of stream) to(chunk);
+  } catch { /* the stream is gone: what was read has been passed on */ }
+}
+/** Kills mm now, group and all, and ends the session with `reason`. */
+function killSession(session: Session, reason: unknown): void {
+  killGroup(session.child);
+  session.fail(reason);
+}
+/** How long mm gets to end a turn after `session/cancel`, and to exit once its stdin is closed. */
+const CANCEL_GRACE_MS = 5000;
+const EXIT_GRACE_MS = 2000;
+/**
+ * Kills a child's process group, with whatever the child left running in it, and waits (a second
+ * at most) until it is gone; where the group cannot be signalled (Windows refuses a negative pid;
+ * a child that leads none), the child itself.
+ */
+export async function killGroup(child: Deno.ChildProcess): Promise<void> {
+  try {
+    Deno.kill(-child.pid, "SIGKILL");
+  } catch {
+    attempt(() => child.kill("SIGKILL"), undefined); // unless it is gone already
+  }
+  await within(1000, child.status);
+}
+/** ACP's `session/close`, when mm advertises it: mm frees the session; no answer never delays the end. */
+async function closeSession(session: Session): Promise<void> {
+  const closes = field(field(session.capabilities, "sessionCapabilities"), "close") != null;
+  if (!closes || !session.sessionId) return;
+  const closed = session.connection.request("session/close", { sessionId: session.sessionId });
+  await within(EXIT_GRACE_MS, Promise.race([closed.catch(() => {}), session.child.status]));
+}
+
+// ─── Discovery that mm did not follow ─
+/**
+ * In request discovery mm asks for the list while it opens a session, before it answers
+ * (acp-client-tools.md, "Mode request"). A session opened without that question has no tool: mm's
+ * agent file says otherwise, and the view is told so, with what to change.
+ */
+function checkListed(session: Session): void {
+  if (session.options.discovery !== "request" || session.listed) return;
+  session.view.warn?.(
+    `warning: mm opened session ${session.sessionId} without asking for the client's tools, so ` +
+      'it has none: for discovery "request", its agent file must set acp.clientTools.discovery: request',
+  );
+}
+
+// ─── Sessions of mm's to continue: resume, load, list ─
+/**
+ * Continues one of mm's sessions: the one named, or the one `choose()` picks among those
+ * `session/list` gives. `session/resume` where mm has it; else `session/load`, whose replay of the
+ * session's past the view sees as such. `undefined`: none was chosen.
+ */
+async function resumeSession(session: Session, seconds: number): Promise<string | undefined> {
+  const { options, capabilities } = session;
+  const sessions = field(capabilities, "sessionCapabilities");
+  let resume = options.resume;
+  if (typeof resume === "object") {
+    const none = "mm cannot list its sessions (it does not advertise session/list)";
+    if (field(sessions, "list") == null) throw new ClientError(none);
+    resume = resume.choose(await listSessions(session, seconds, resume.cwd));
+  }
+  if (resume === undefined) return undefined;
+  const resumes = field(sessions, "resume") != null;
+  const neither = "mm can neither resume nor load sessions; --resume needs one of them";
+  if (!resumes && field(capabilities, "loadSession") !== true) throw new ClientError(neither);
+  session.sessionId = resume;
+  session.replaying = !resumes;
+  const params = { sessionId: resume, cwd: session.cwd, mcpServers: [] };
+  await session.request(resumes ? "session/resume" : "session/load", params, seconds);
+  session.replaying = false;
+  const discovery = options.discovery ?? "meta";
+  session.view.log?.(
+    `discovery: ${discovery}, session ${resume} (${resumes ? "resumed" : "loaded"})`,
+  );
+  checkListed(session);
+  return resume;
+}
+/** mm's sessions (`session/list`, page after page, 100 at most); of `cwd` alone, if given. */
+async function listSessions(
+  session: Session,
+  seconds: number,
+  folder?: string,
+): Promise<Record<string, unknown>[]> {
+  const cwd = folder === undefined ? undefined : absolute(folder);
+  const found: Record<string, unknown>[] = [];
+  let cursor: unknown;
+  for (let page = 0; page < 100 && (page === 0 || typeof cursor === "string"); page++) {
+    const answer = await session.request("session/list", { cwd, cursor }, seconds);
+    found.push(...list(field(answer, "sessions")).filter(isObject));
+    cursor = field(answer, "nextCursor");
+  }
+  return cwd === undefined ? found : found.filter((listed) => listed.cwd === cwd);
+}
+/** The questions, one at a time. */
+function iterate(questions: LendOptions["questions"]): Iterator<string> | AsyncIterator<string> {
+  if (typeof questions === "string") return [questions][Symbol.iterator]();
+  if (Symbol.asyncIterator in questions) return questions[Symbol.asyncIterator]();
+  return questions[Symbol.iterator]();
+}
+
+// ─── A turn: its cancel and the cancel's grace, its silence ─
+/** One prompt turn, made when it starts: its answer's text, a refusal, its cancel. */
+class TurnState implements Turn {
+  text = "";
+  refused = false;
+  timedOut = false;
+  reason: unknown; // the cancel's: what the session ends with if mm must be killed
+  readonly stopped = new AbortController(); // aborts when the turn is cancelled
+  #ended = false;
+  #stopGrace = () => {};
+  constructor(readonly session: Session, readonly sessionId: string, readonly question: string) {}
+  get cancelled(): boolean {
+    return this.stopped.signal.aborted;
+  }
+  /**
+   * Cancels the turn the ACP way: `session/cancel`, the questions still open answered
+   * `cancelled`; mm that does not end the turn within the grace, or a second cancel, is killed.
+   */
+  cancel(reason: unknown = new ClientError("the turn was cancelled")): void {
+    if (this.#ended) return;
+    if (this.cancelled) return killSession(this.session, reason); // a second cancel: at once
+    const { view, connection } = this.session;
+    this.reason = reason;
+    view.log?.("cancelling…");
+    this.stopped.abort(reason);
+    connection.notify("session/cancel", { sessionId: this.sessionId });
+    view.turnCancelled?.();
+    const late = () => {
+      view.log?.("mm did not answer the cancellation in time; killing it");
+      killSession(this.session, reason);
+    };
+    this.#stopGrace = after(CANCEL_GRACE_MS, late);
+  }
+  end(): void {
+    this.#ended = true;
+    this.#stopGrace();
+  }
+  /** An update of this turn: the answer's text as it streams. */
+  heard(update: unknown): void {
+    const [kind, content] = fields(update, "sessionUpdate", "content");
+    const [type, text] = fields(content, "type", "text");
+    if (kind === "agent_message_chunk" && type === "text" && typeof text === "string") {
+      this.text += text;
+    }
+  }
+}
+/**
+ * `turnTimeout`: when mm has sent nothing for the turn that long (mm waiting for the client's
+ * answer is not silence), the turn is cancelled and the lending ends (124, as `timeout(1)`). Once
+ * the turn is cancelled otherwise, the silence can no longer end anything.
+ */
+function watchSilence(turn: TurnState, connection: Connection, seconds?: number): () => void {
+  if (seconds === undefined) return () => {};
+  const why = new ClientError(`mm sent nothing for ${seconds} s; turn cancelled`, 124);
+  const check = () => {
+    if (turn.cancelled) return;
+    const rest = seconds * 1000 - connection.silentFor(); // of the silence, from mm's last frame
+    if (rest > 0) {
+      stopTimer = after(rest, check);
+      return;
+    }
+    turn.timedOut = true;
+    turn.cancel(why);
+  };
+  let stopTimer = after(seconds * 1000, check);
+  return () => stopTimer();
+}
+
+// ─── Asking the person: one question at a time, and one that no longer stands ─
+/** A permission request, as its params give it. */
+function permissionRequest(params: unknown): PermissionRequest {
+  const toolCall = field(params, "toolCall");
+  const text = (value: unknown) => typeof value === "string" ? value : undefined;
+  const [title, kind] = fields(toolCall, "title", "kind").map(text);
+  const options = list(field(params, "options")).filter(isObject);
+  return { title, kind, toolCall: isObject(toolCall) ? toolCall : {}, options };
+}
+/** Puts a permission to the asker after those asked before it: one question at a time, in order. */
+function askInTurn(
+  session: Session,
+  asker: Asker,
+  request: PermissionRequest,
+  signal: AbortSignal,
+) {
+  const asked = session.questions.then(() => ask(session, asker, request, signal));
+  session.questions = asked.catch(() => {});
+  return asked;
+}
+/**
+ * Puts a permission to the asker, unless the question no longer stands: mm withdrew it, or the
+ * turn was cancelled. An answer mm did not offer is refused; a throw ends the lending.
+ */
+async function ask(
+  session: Session,
+  asker: Asker,
+  request: PermissionRequest,
+  signal: AbortSignal,
+): Promise<{ outcome: Outcome }> {
+  const { turn } = session;
+  const stop = turn ? AbortSignal.any([signal, turn.stopped.signal]) : signal; // withdrawn, cancelled
+  let outcome: Outcome | undefined;
+  if (!stop.aborted) {
+    try {
+      outcome = await asker(request, stop);
+    } catch (error) {
+      // Rejected as its signal aborted: the question no longer stands, and has no answer.
+      if (!stop.aborted) {
+        session.fail(error); // the asker cannot go on, nor can the lending: thrown or rejected
+        throw error;
+      }
+    }
+  }
+  if (turn?.cancelled) return session.answered(request, CANCELLED, TURN_CANCELLED);
+  if (signal.aborted) return { outcome: CANCELLED }; // withdrawn by mm: nobody refused it
+  if (outcome && !offered(request.options, outcome)) {
+    const chosen = JSON.stringify(field(outcome, "optionId"));
+    session.view.warn?.(`the asker chose ${chosen}, an option mm did not offer: refused`);
+    outcome = choosePermission(request.options, false);
+  }
+  if (outcome) return session.answered(request, outcome, " (asked)");
+  const refused = choosePermission(request.options, false);
+  return session.answered(request, refused, " (nobody can answer)");
+}
+const CANCELLED: Outcome = { outcome: "cancelled" };
+/** How the log says a permission was answered `cancelled` because the turn was. */
+const TURN_CANCELLED = " (the turn is cancelled)";
+/** Whether `outcome` picks an option that allows (`cancelled` picks none, not even one without id). */
+const allows = (options: Record<string, unknown>[], outcome: Outcome) =>
+  "optionId" in outcome &&
+  String(options.find((o) => o.optionId === outcome.optionId)?.kind).startsWith("allow");
+/** Whether mm can take `outcome`: `cancelled`, or one of the options it offered. */
+const offered = (options: Record<string, unknown>[], outcome: Outcome) =>
+  !("optionId" in outcome) || options.some((o) => o.optionId === outcome.optionId);
+
+// ─── The wire: lines however the chunks come, a noisy peer, a peer that stops reading ─
+/** The first bad frames are logged and answered; 1,000 in a row: mm is not talking JSON-RPC. */
+const BAD_FRAMES_SHOWN = 10;
+const BAD_FRAMES_IN_A_ROW = 1000;
+/** Reading from mm pauses while more than this many characters of answers wait to be written. */
+const MAX_UNWRITTEN = 1024 * 1024;
+/** Why `$/cancel_request` aborts a request's signal: the peer cancelled it, and has its `-32800`. */
+const CANCELLED_BY_PEER = new RpcError(-32800, "Request cancelled");
+const CANCELLED_REPLY = { error: { code: -32800, message: "Request cancelled" } };
+/** A noisy peer's bad lines: the first few shown, the rest counted; a flood of them ends it all. */
+class BadFrames {
+  total = 0;
+  inARow = 0;
+  first = "";
+  /** Counts a bad line; whether it is one of the first, to log and answer. Throws at a flood. */
+  shown(line: string): boolean {
+    if (this.inARow === 0) this.first = line.slice(0, 80);
+    this.inARow++;
+    this.total++;
+    if (this.inARow < BAD_FRAMES_IN_A_ROW) return this.total <= BAD_FRAMES_SHOWN;
+    const many = `${this.inARow} bad lines; first: ${this.first}`;
+    throw new ClientError(`mm is not speaking JSON-RPC on stdout (${many})`);
+  }
+  unlogged(): number {
+    return Math.max(0, this.total - BAD_FRAMES_SHOWN);
+  }
+}
+/** Why reading from mm stopped, in the words of the error the lending ends with. */
+function readError(error: unknown): ClientError {
+  if (error instanceof ClientError) return error;
+  if (!(error instanceof LineTooLongError)) {
+    return new ClientError(`reading from mm: ${errorText(error)}`);
+  }
+  return new ClientError(`mm sent ${error.message}; connection dropped`);
+}
+/** The JSON-RPC error an answer that failed is sent as: its own, or `-32603`. */
+function errorReply(error: unknown): { error: { code: number; message: string } } {
+  if (error instanceof RpcError) return { error: { code: error.code, message: error.message } };
+  return { error: { code: -32603, message: `Internal error: ${errorText(error)}` } };
+}
+/** A line longer than a {@linkcode LineReader} accepts. */
+export class LineTooLongError extends Error {
+  /** A line longer than `limit` bytes. */
+  constructor(readonly limit: number) {
+    super(`a line longer than ${limit} bytes`);
+    this.name = "LineTooLongError";
+  }
+}
+/**
+ * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each chunk's bytes are
+ * scanned once and copied at most once, so a line spanning many chunks costs time linear in its
+ * length; a line is decoded whole, so a UTF-8 character split across chunks decodes correctly.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const reader = new LineReader();
+ * assert.deepEqual([...reader.push(new TextEncoder().encode('{"a":1}\r\n{"b"'))], ['{"a":1}']);
+ * assert.deepEqual([...reader.push(new TextEncoder().encode(":2}\n"))], ['{"b":2}']);
+ * ```
+ */
+export class LineReader {
+  #parts: Uint8Array[] = [];
+  #length = 0;
+  #decoder = new TextDecoder();
+  /** Lines up to `limit` bytes, not counting their end (32 MiB, as in the official SDK). */
+  constructor(readonly limit: number = 32 * 1024 * 1024) {}
+  /** Takes the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
+  *push(chunk: Uint8Array): Generator<string> {
+    let start = 0;
+    for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, start)) {
+      this.#keep(chunk.subarray(start, end));
+      yield this.#take();
+      start = end + 1;
+    }
+    if (start < chunk.length) this.#keep(chunk.subarray(start));
+  }
+  /** The last line when the stream ended without a newline, if any. */
+  flush(): string | undefined {
+    return this.#length > 0 ? this.#take() : undefined;
+  }
+  #keep(bytes: Uint8Array): void {
+    if (bytes.length > 0) this.#parts.push(bytes); // kept, not copied: each read is a new chunk
+    this.#length += bytes.length;
+    const ending = this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0; // a last `\r` may be half of `\r\n`
+    if (this.#length - ending <= this.limit) return;
+    this.#parts = [];
+    this.#length = 0;
+    throw new LineTooLongError(this.limit);
+  }
+  #take(): string {
+    let bytes = this.#parts.length === 1 ? this.#parts[0] : new Uint8Array(this.#length);
+    if (this.#parts.length > 1) {
+      let offset = 0;
+      for (const part of this.#parts) {
+        bytes.set(part, offset);
+        offset += part.length;
+      }
+    }
+    this.#parts = [];
+    this.#length = 0;
+    if (bytes.at(-1) === 13) bytes = bytes.subarray(0, -1);
+    return this.#decoder.decode(bytes);
+  }
+}
+
+// ─── Helpers ─
+const ENCODER = new TextEncoder();
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const list = (value: unknown): unknown[] => Array.isArray(value) ? value : [];
+/** `value[key]` when `value` is an object, else `undefined`; `fields()`, of several keys. */
+const field = (value: unknown, key: string): unknown => isObject(value) ? value[key] : undefined;
+const fields = (value: unknown, ...keys: string[]) => keys.map((key) => field(value, key));
+const errorText = (error: unknown) => error instanceof Error ? error.message : String(error);
+/** A folder as ACP wants it: an absolute path (a relative one is from the current folder). */
+const absolute = (folder?: string) =>
+  folder === undefined ? Deno.cwd() : process.getBuiltinModule("node:path").resolve(folder);
+/** Whether a permission is granted, asked without ever prompting. */
+const granted = (descriptor: Deno.PermissionDescriptor) =>
+  Deno.permissions.querySync(descriptor).state === "granted";
+/**
+ * Calls `fire` in `ms`, unless the function it returns is called first. The web's own timer: Deno's
+ * global `setTimeout` is Node's, whose loading costs a tenth of a start. Stopped, it no longer
+ * holds the event loop.
+ */
+function after(ms: number, fire: () => void): () => void {
+  if (ms > 2 ** 31 - 1) return () => {}; // longer than a timer can wait (24.8 days): never fires
+  const signal = AbortSignal.timeout(Math.max(ms, 0));
+  signal.addEventListener("abort", fire);
+  return () => signal.removeEventListener("abort", fire);
+}
+/** `promise`'s value, or `undefined` once `ms` have passed; the timer ends with the wait. */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
+  const timer = Promise.withResolvers<undefined>();
+  const stop = after(ms, () => timer.resolve(undefined));
+  try {
+    return await Promise.race([promise, timer.promise]);
+  } finally {
+    stop();
+  }
+}
+/** What `run()` returns, or `otherwise` when it throws. */
+function attempt<T, U>(run: () => T, otherwise: U): T | U {
+  try {
+    return run();
+  } catch {
+    return otherwise;
+  }
+}
+
+// ═══ The client's own MCP server, for agents other than mm (to come) ═══════════════════════════
+// ═══ The protocol ends here. Below it, the terminal program that lends host_info: main() ══════
+// The program's tools (`TOOLS`: host_info, and yours), what a person sees (the conversation, `-q`,
+// `--json`), the progress line, asking the person, the questions of `-i` and `-`, Ctrl-C and
+// SIGTERM, the command line, the agent file, `main()`. It uses the protocol above only through
+// `lend()`, and adds nothing to it.
+import { parseArgs } from "node:util";
+
+// ─── The program's tools: host_info, and yours ───────────────────────────────
+/** What host_info reports, one topic per call. */
+export const TOPICS = ["os", "cpu", "memory", "uptime"] as const;
+/** A topic of host_info. */
+export type Topic = typeof TOPICS[number];
+/**
+ * Every tool the program lends to mm. Add yours after host_info:
+ * `tool({ name, description, method, inputSchema, call })`, the whole of a tool.
+ */
+export const TOOLS: readonly Tool[] = [
+  tool({
+    name: "host_info",
+    description: "Facts about the machine the user's client runs on: its operating system, CPU, " +
+      "memory or uptime. Call it once per topic.",
+    method: "_demo.minime/host_info",
+    inputSchema: {
+      type: "object",
+      properties: { topic: { type: "string", enum: TOPICS, description: "Which fact to report." } },
+      required: ["topic"],
+    },
+    call: ({ topic }) => hostInfo(topic),
+  }),
+];
 
 /** A fact host_info reports: the `--allow-sys` names it needs, and how it is read. */
 function fact(needs: Deno.SysPermissionDescriptor["kind"][], read: () => string) {
@@ -173,1095 +1418,6 @@ export function describeUptime(seconds: number, now: Date): string {
   return `up ${parts.join(", ")} (since ${since.slice(0, 10)} ${since.slice(11, 16)} UTC)`;
 }
 
-// ─── What mm asks the client ─────────────────────────────────────────────────
-/**
- * Answers a request from mm: a call of a lent tool, found by its `method`; a permission; the list.
- * Anything else (`fs/*`, `terminal/*`, other extensions) is not lent: `-32601`.
- */
-function answerRequest(lending: Lending, method: string, params: unknown, signal: AbortSignal) {
-  const tool = lending.tools.find((lent) => lent.method === method);
-  if (tool) return callTool(lending.view, tool, params, signal);
-  if (method === "session/request_permission") return answerPermission(lending, params, signal);
-  if (method !== "_org.mini-me/tools/list") throw new RpcError(-32601, "Method not found");
-  lending.view.log?.(`list requested for session ${field(params, "sessionId") ?? "?"}`);
-  return { tools: describeTools(lending.tools) }; // "Mode request"
-}
-/** The tools as mm reads them: in `initialize`, or in the answer to the list request. */
-export function describeTools(tools: readonly Tool[]): Omit<Tool, "call">[] {
-  return tools.map(({ call: _, ...description }) => description);
-}
-/** One call: its line, its arguments checked, the tool; a throw is an error result. */
-function callTool(view: View, tool: Tool, params: unknown, signal: AbortSignal) {
-  const { args, sessionId } = readToolCall(params);
-  view.log?.(`${tool.name} ${JSON.stringify(args)} (session ${sessionId})`);
-  // Only `$/cancel_request` aborts the signal (mm's timeout, a cancelled turn): say it reached it.
-  signal.addEventListener("abort", () => view.log?.(`${tool.name} cancelled by mm`));
-  const failed = (text: string) => {
-    if (!signal.aborted) view.warn?.(text); // cancelled: mm has its -32800 already
-    return toolText(text, true);
-  };
-  const given = isObject(args) ? args : {};
-  const mismatch = checkArguments(tool, given);
-  if (mismatch) return failed(mismatch);
-  const threw = (error: unknown) => failed(`${tool.name} failed: ${errorText(error)}`);
-  try {
-    const result = tool.call(given, signal);
-    return result instanceof Promise ? result.catch(threw) : result;
-  } catch (error) {
-    return threw(error);
-  }
-}
-/** A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête". */
-export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
-  if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
-  const { _meta, ...args } = params;
-  const sessionId = field(_meta, "org.mini-me/sessionId");
-  return { args, sessionId: typeof sessionId === "string" ? sessionId : "?" };
-}
-/**
- * A call's arguments against its tool's `inputSchema`: `required`, each `type` and `enum`. mm
- * checks only `required`, and hides `enum` from the model (acp-client-tools.md, "Le schéma tel que
- * le voit le modèle"): a model may send anything else. The mismatch, in words it can act on.
- */
-export function checkArguments(
-  tool: Pick<Tool, "name" | "inputSchema">,
-  args: Record<string, unknown>,
-): string | undefined {
-  const properties = field(tool.inputSchema, "properties");
-  for (const name of list(field(tool.inputSchema, "required"))) {
-    if (typeof name !== "string" || Object.hasOwn(args, name)) continue;
-    const choices = list(field(field(properties, name), "enum"));
-    const hint = choices.length > 0 ? ` (one of ${choices.join(", ")})` : "";
-    return `${tool.name}: missing parameter ${JSON.stringify(name)}${hint}`;
-  }
-  for (const [name, value] of Object.entries(args)) {
-    const problem = valueProblem(field(properties, name), value);
-    if (problem) return `${tool.name}: ${JSON.stringify(name)} must be ${problem}`;
-  }
-  return undefined;
-}
-/** What one property's schema says against `value` (`a string, not 5`), if anything. */
-function valueProblem(schema: unknown, value: unknown): string | undefined {
-  const declared = field(schema, "type");
-  const types = (Array.isArray(declared) ? declared : [declared]).map((type) => TYPES.get(type));
-  // A type this check does not know, or none, is left to the tool.
-  if (types.every((type) => type !== undefined) && !types.some((type) => type.test(value))) {
-    return `${types.map((type) => type.words).join(" or ")}, not ${preview(value)}`;
-  }
-  const choices = field(schema, "enum");
-  if (!Array.isArray(choices) || choices.includes(value)) return undefined;
-  const text = JSON.stringify(value); // an object or an array is the same if its JSON is
-  if (choices.some((choice) => JSON.stringify(choice) === text)) return undefined;
-  return `one of ${choices.join(", ")}, not ${preview(value)}`;
-}
-/** JSON Schema's primitive types: how an error names each, and how a value is checked. */
-const TYPES = new Map<unknown, { words: string; test: (value: unknown) => boolean }>([
-  ["string", { words: "a string", test: (value) => typeof value === "string" }],
-  ["number", { words: "a number", test: (value) => typeof value === "number" }],
-  ["integer", { words: "an integer", test: (value) => Number.isInteger(value) }],
-  ["boolean", { words: "a boolean", test: (value) => typeof value === "boolean" }],
-  ["array", { words: "an array", test: (value) => Array.isArray(value) }],
-  ["object", { words: "an object", test: (value) => isObject(value) }],
-  ["null", { words: "null", test: (value) => value === null }],
-]);
-const preview = (value: unknown) => JSON.stringify(value).slice(0, 40);
-
-// ─── The permission decision ─────────────────────────────────────────────────
-/** A `session/request_permission`: the call's title and kind, the call as sent, mm's options. */
-export type PermissionRequest = {
-  title?: string;
-  kind?: string;
-  toolCall: Record<string, unknown>;
-  options: Record<string, unknown>[];
-};
-/** What the client does about a permission: allow it, refuse it, or ask the person. */
-export type Decision = "allow" | "refuse" | "ask";
-/**
- * The permission policy, the one place that decides: the call of a tool the client lends (its
- * title exactly `client: <name>`, "Avant la requête") is allowed; anything else is put to the
- * person, and refused where nobody can be asked. A shell command titled `client: …` is not a tool.
- */
-export function decide(request: PermissionRequest, tools: readonly Tool[]): Decision {
-  if (tools.some((tool) => request.title === `client: ${tool.name}`)) return "allow";
-  return "ask";
-}
-/** The answer to `session/request_permission`. */
-export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId: string };
-/**
- * Picks among mm's options: `allow_once`, else `allow_always` to allow; `reject_once`, else
- * `reject_always` to refuse; else `cancelled`. Never an `optionId` mm did not offer.
- */
-export function choosePermission(options: unknown, allow: boolean): Outcome {
-  const offered = list(options).filter(isObject);
-  const kinds = ["reject_once", "reject_always"];
-  if (allow) kinds.unshift("allow_once", "allow_always");
-  for (const kind of kinds) {
-    const option = offered.find((o) => o.kind === kind && typeof o.optionId === "string");
-    if (option) return { outcome: "selected", optionId: String(option.optionId) };
-  }
-  return { outcome: "cancelled" };
-}
-/**
- * Answers a permission as {@linkcode decide} says. "ask" goes to the asker (none, or nothing mm
- * offers to allow: refused), one question at a time, in order, each answer said before the next
- * question. Once the turn is cancelled, every answer is `cancelled`.
- */
-function answerPermission(lending: Lending, params: unknown, signal: AbortSignal) {
-  const { view, asker, turn } = lending;
-  const toolCall = field(params, "toolCall");
-  const text = (value: unknown) => typeof value === "string" ? value : undefined;
-  const [title, kind] = fields(toolCall, "title", "kind").map(text);
-  const options = list(field(params, "options")).filter(isObject);
-  const request = { title, kind, toolCall: isObject(toolCall) ? toolCall : {}, options };
-  turn?.see(request.toolCall);
-  view.permissionRequested?.(request);
-  if (turn?.cancelled) return answered(lending, request, CANCELLED, TURN_CANCELLED);
-  const decision = decide(request, lending.tools);
-  if (decision !== "ask" || !asker || !allows(options, choosePermission(options, true))) {
-    return answered(lending, request, choosePermission(options, decision === "allow"));
-  }
-  const asked = lending.questions.then(() => ask(lending, asker, request, signal));
-  lending.questions = asked.catch(() => {});
-  return asked;
-}
-/** Puts a permission to the asker, unless the question no longer stands; a throw ends the lending. */
-async function ask(
-  lending: Lending,
-  asker: Asker,
-  request: PermissionRequest,
-  signal: AbortSignal,
-) {
-  const { turn } = lending;
-  const stop = turn ? AbortSignal.any([signal, turn.stopped.signal]) : signal; // withdrawn, cancelled
-  if (turn) turn.asking = !stop.aborted;
-  let outcome: Outcome | undefined;
-  if (!stop.aborted) {
-    lending.waitFor("you");
-    try {
-      outcome = await asker(request, stop);
-    } catch (error) {
-      // Rejected as its signal aborted: the question no longer stands, and has no answer.
-      if (!stop.aborted) {
-        lending.fail(error); // the asker cannot go on, nor can the lending: thrown or rejected
-        throw error;
-      }
-    }
-  }
-  if (turn) turn.asking = false; // answered (or not): whatever mm does next, not waiting for you
-  if (turn?.cancelled) return answered(lending, request, CANCELLED, TURN_CANCELLED);
-  if (signal.aborted) { // withdrawn by mm: nobody refused it
-    turn?.waitOn();
-    return { outcome: CANCELLED };
-  }
-  if (outcome && !offered(request.options, outcome)) {
-    const chosen = JSON.stringify(field(outcome, "optionId"));
-    lending.view.warn?.(`the asker chose ${chosen}, an option mm did not offer: refused`);
-    outcome = choosePermission(request.options, false);
-  }
-  if (outcome) return answered(lending, request, outcome, " (asked)");
-  const refused = choosePermission(request.options, false);
-  return answered(lending, request, refused, " (nobody can answer)");
-}
-const CANCELLED: Outcome = { outcome: "cancelled" };
-/** How the log says a permission was answered `cancelled` because the turn was. */
-const TURN_CANCELLED = " (the turn is cancelled)";
-/** Whether `outcome` picks an option that allows (`cancelled` picks none, not even one without id). */
-const allows = (options: Record<string, unknown>[], outcome: Outcome) =>
-  "optionId" in outcome &&
-  String(options.find((o) => o.optionId === outcome.optionId)?.kind).startsWith("allow");
-/** Whether mm can take `outcome`: `cancelled`, or one of the options it offered. */
-const offered = (options: Record<string, unknown>[], outcome: Outcome) =>
-  !("optionId" in outcome) || options.some((o) => o.optionId === outcome.optionId);
-/** Logs the answer to a permission and tells the view; returns what mm is sent. */
-function answered(lending: Lending, request: PermissionRequest, outcome: Outcome, how = "") {
-  const allowed = allows(request.options, outcome);
-  const said = allowed ? "allowed" : "refused";
-  lending.view.log?.(`permission for ${JSON.stringify(request.title ?? "")}: ${said}${how}`);
-  if (!allowed) lending.turn?.refuse(request.toolCall);
-  lending.view.permissionAnswered?.(request, allowed);
-  lending.turn?.waitOn();
-  return { outcome };
-}
-
-// ─── One session, from spawn to end: lend() ──────────────────────────────────
-/** What {@linkcode lend} runs: which mm, the tools, the questions; who shows it and who decides. */
-export type LendOptions = {
-  /**
-   * The mm to start (default `mm -acp -agent agent.yaml`), in the session's folder `cwd` (or here),
-   * from which a relative `command` is found too.
-   */
-  mm?: { command?: string; args?: string[]; cwd?: string };
-  /** The tools to lend (default `TOOLS`). */
-  tools?: readonly Tool[];
-  /** How: in `initialize` (`meta`, the default), or when mm asks (`request`): as the agent file says. */
-  discovery?: "meta" | "request";
-  /** One turn each, in one session: a text, a list, or an async iterable (read as it comes). */
-  questions: string | Iterable<string> | AsyncIterable<string>;
-  /** What to show (none: nothing). */
-  view?: View;
-  /** Who answers when `decide()` says "ask" (none: refused). */
-  asker?: Asker;
-  /**
-   * Aborted: the turn under way is cancelled, then the lending ends, rejecting with its reason
-   * (the session and the turns so far are the view's: `opened`, `turnEnded`).
-   */
-  signal?: AbortSignal;
-  /** Seconds mm has to answer `initialize` and to open the session (default 30). */
-  timeout?: number;
-  /** Seconds mm may be silent in a turn before it is cancelled and the lending ends (124). */
-  turnTimeout?: number;
-  /** A session to continue: its id, or one chosen among mm's (of `cwd` if given); none chosen: no turn. */
-  resume?: string | {
-    cwd?: string;
-    choose(sessions: Record<string, unknown>[]): string | undefined;
-  };
-};
-/**
- * What a lending shows: optional callbacks, none of which changes what mm is answered. A callback
- * that throws ends the lending.
- */
-export type View = {
-  /** A line on what the client does: a call, a permission, the session opened. */
-  log?(line: string): void;
-  /** A line on a fault the lending goes on after: a bad frame, a tool that failed. */
-  warn?(line: string): void;
-  /** mm's own log (its stderr), as it comes. */
-  mmLog?(chunk: Uint8Array): void;
-  /** Each JSON-RPC line, as written (`sent`) or read. */
-  frame?(line: string, sent: boolean): void;
-  /**
-   * What the client now waits for: `mm`, `the model`, a call's title, `you`, `mm to end the turn`
-   * (cancelled); `undefined`: nothing.
-   */
-  waiting?(what: string | undefined): void;
-  /** The session is open. */
-  opened?(sessionId: string): void;
-  /** A turn starts: its question, and how to cancel it. */
-  turnStarted?(turn: Turn): void;
-  /** A turn has ended. */
-  turnEnded?(result: TurnResult): void;
-  /** A `session/update` as mm sent it; `replay`: the past of a session being loaded. */
-  update?(notification: unknown, replay: boolean): void;
-  /** A request of mm's, with the client's answer. */
-  answered?(method: string, params: unknown, answer: object): void;
-  /** mm asks permission for a call. */
-  permissionRequested?(request: PermissionRequest): void;
-  /** A permission was answered (not one mm withdrew). */
-  permissionAnswered?(request: PermissionRequest, allowed: boolean): void;
-};
-/**
- * Answers what {@linkcode decide} puts to a person: an `Outcome` (one of `request.options`, as
- * {@linkcode choosePermission} picks them; another is refused), or `undefined` if nobody can
- * answer (refused). `signal` aborts when the question no longer stands: mm withdrew it, or the
- * turn is cancelled. A throw ends the lending, unless it comes of that abort (the question has
- * no answer then, as when mm withdrew it).
- */
-export type Asker = (
-  request: PermissionRequest,
-  signal: AbortSignal,
-) => Promise<Outcome | undefined>;
-/** A turn under way. `cancel()`: mm ends it `cancelled`, or is killed after 5 s or a second cancel. */
-export type Turn = {
-  readonly question: string;
-  readonly cancelled: boolean;
-  cancel(reason?: unknown): void;
-};
-/** A turn that ended. */
-export type TurnResult = {
-  question: string;
-  /** ACP's: `end_turn`, `max_tokens`, `max_turn_requests`, `refusal` or `cancelled`. */
-  stopReason: string;
-  /** The answer's text, as it streamed. */
-  text: string;
-  /** The client cancelled the turn (`cancelled` without it: mm ended it so by itself). */
-  cancelled: boolean;
-  /** A permission was refused in it. */
-  refused: boolean;
-};
-/** What a lending did: its session, and each turn. */
-export type Lent = { sessionId?: string; turns: TurnResult[] };
-/** An error that ends a lending: its message (empty for an interrupt), and a command's exit code. */
-export class ClientError extends Error {
-  /** An error, and the exit code a command ends with for it. */
-  constructor(message: string, readonly exitCode = 1, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "ClientError"; // as an uncaught one is printed
-  }
-}
-
-/**
- * Lends tools to mm for one session: starts mm in its own process group, `initialize`, opens a
- * session, asks each question in a turn while it answers mm's requests, closes the session and
- * ends mm, group and all, whatever the way out. Resolves to what happened; rejects with a
- * {@linkcode ClientError}, the signal's reason (mm was killed, if it had to be), or what the asker
- * or a view threw.
- */
-export async function lend(options: LendOptions): Promise<Lent> {
-  options.signal?.throwIfAborted();
-  const lending = new Lending(options);
-  let lent: Lent;
-  try {
-    lent = await lending.converse();
-  } catch (error) {
-    await lending.end(false);
-    throw error;
-  }
-  await lending.end(true);
-  options.signal?.throwIfAborted(); // the turn cancelled and the session ended, as asked
-  return lent;
-}
-/** How long mm gets to end a turn after `session/cancel`, and to exit once its stdin is closed. */
-const CANCEL_GRACE_MS = 5000;
-const EXIT_GRACE_MS = 2000;
-
-/** One lending: mm, the connection to it, where the exchange stands, the turn under way. */
-class Lending {
-  readonly cwd: string; // the session's folder
-  readonly tools: readonly Tool[];
-  readonly view: View;
-  readonly asker?: Asker;
-  readonly child: Deno.ChildProcess;
-  readonly connection: Connection;
-  readonly stderr: Promise<void>; // mm's log, read to its end
-  fail!: (error: unknown) => void;
-  readonly failed = new Promise<never>((_, reject) => this.fail = reject);
-  before = "answering initialize"; // what mm has yet to do, said if it exits first
-  sessionId?: string;
-  closes = false; // mm advertises session/close
-  replaying = false; // mm replays the past of the session it loads
-  lastWords?: string; // mm's last log line, when no view shows its log
-  turn?: TurnState;
-  waitingFor?: string; // what the view was last told the client waits for
-  questions: Promise<unknown> = Promise.resolve(); // the permissions put to the asker, in turn
-  constructor(readonly options: LendOptions) {
-    this.cwd = absolute(options.mm?.cwd);
-    this.tools = options.tools ?? TOOLS;
-    const broken = checkTools(this.tools);
-    if (broken) throw new ClientError(broken, 2);
-    this.view = guarded(options.view ?? {}, (error) => this.fail(error));
-    this.asker = options.asker;
-    this.child = startMm(options.mm ?? {});
-    this.failed.catch(() => {}); // read where it matters, in request()
-    const { stdout, stdin, stderr, status } = this.child;
-    this.connection = new Connection({ readable: stdout, writable: stdin }, {
-      request: (method, params, signal) => answerRequest(this, method, params, signal),
-      notification: (method, params) => this.notified(method, params),
-      view: this.view, // sees the frames, and the answers to mm's requests
-      // A write fails once mm has exited: then its exit is what ends the lending.
-      fail: async (error, writing) => {
-        if (!writing || !await within(EXIT_GRACE_MS, status)) this.fail(error);
-      },
-    });
-    this.stderr = forward(stderr, (chunk) => this.heard(chunk));
-    status.then((exit) => this.exited(exit));
-    options.signal?.addEventListener("abort", () => {
-      const turn = this.turn;
-      if (turn && !turn.cancelled) turn.cancel(options.signal?.reason); // the lending ends after it
-      else this.kill(options.signal?.reason);
-    });
-  }
-  /** `initialize`, the session, then one turn per question. */
-  async converse(): Promise<Lent> {
-    const { options, view } = this;
-    const seconds = options.timeout ?? 30;
-    this.waitFor("mm");
-    const params = initializeParams(options.discovery ?? "meta", this.tools);
-    const init = await this.request("initialize", params, seconds);
-    const version = JSON.stringify(field(init, "protocolVersion"));
-    const mismatch = `mm speaks ACP protocol version ${version}; this client speaks 1`;
-    if (version !== "1") throw new ClientError(mismatch);
-    const capabilities = field(init, "agentCapabilities");
-    const sessions = field(capabilities, "sessionCapabilities");
-    this.closes = field(sessions, "close") != null;
-    let resume = options.resume;
-    if (typeof resume === "object") {
-      const none = "mm cannot list its sessions (it does not advertise session/list)";
-      if (field(sessions, "list") == null) throw new ClientError(none);
-      resume = resume.choose(await this.listSessions(seconds, resume.cwd));
-      if (resume === undefined) return { turns: [] };
-    }
-    const sessionId = await this.open(capabilities, seconds, resume);
-    this.before = "the next question";
-    view.opened?.(sessionId);
-    this.waitFor(undefined);
-    const turns: TurnResult[] = [];
-    const questions = iterate(options.questions);
-    while (!options.signal?.aborted) {
-      const next = await Promise.race([questions.next(), this.failed]);
-      if (next.done) break;
-      turns.push(await this.prompt(sessionId, next.value));
-    }
-    return { sessionId, turns };
-  }
-  /** mm's sessions (`session/list`, page after page, 100 at most); of `cwd` alone, if given. */
-  async listSessions(seconds: number, folder?: string): Promise<Record<string, unknown>[]> {
-    const cwd = folder === undefined ? undefined : absolute(folder);
-    const found: Record<string, unknown>[] = [];
-    let cursor: unknown;
-    for (let page = 0; page < 100 && (page === 0 || typeof cursor === "string"); page++) {
-      const answer = await this.request("session/list", { cwd, cursor }, seconds);
-      found.push(...list(field(answer, "sessions")).filter(isObject));
-      cursor = field(answer, "nextCursor");
-    }
-    return cwd === undefined ? found : found.filter((session) => session.cwd === cwd);
-  }
-  /** Opens the session: `session/new`, or to continue one `session/resume`, else `session/load`. */
-  async open(capabilities: unknown, seconds: number, resume?: string): Promise<string> {
-    const params = { sessionId: resume, cwd: this.cwd, mcpServers: [] };
-    const opened = `discovery: ${this.options.discovery ?? "meta"}, session`;
-    if (resume === undefined) {
-      const session = await this.request("session/new", params, seconds);
-      this.sessionId = String(field(session, "sessionId"));
-      this.view.log?.(`${opened} ${this.sessionId}`);
-      return this.sessionId;
-    }
-    const resumes = field(field(capabilities, "sessionCapabilities"), "resume") != null;
-    const neither = "mm can neither resume nor load sessions; --resume needs one of them";
-    if (!resumes && field(capabilities, "loadSession") !== true) throw new ClientError(neither);
-    this.sessionId = resume;
-    this.replaying = !resumes;
-    await this.request(resumes ? "session/resume" : "session/load", params, seconds);
-    this.replaying = false;
-    this.view.log?.(`${opened} ${resume} (${resumes ? "resumed" : "loaded"})`);
-    return resume;
-  }
-  /** One prompt turn: the question, mm's updates and requests as they come, its stop reason. */
-  async prompt(sessionId: string, question: string): Promise<TurnResult> {
-    const turn = new TurnState(this, sessionId, question);
-    this.turn = turn;
-    this.before = "the turn ended";
-    this.view.turnStarted?.(turn);
-    turn.waitOn();
-    const stopWatching = watchSilence(turn, this.connection, this.options.turnTimeout);
-    const params = { sessionId, prompt: [{ type: "text", text: question }] };
-    const answer = await this.request("session/prompt", params).finally(() => {
-      stopWatching();
-      turn.end();
-    });
-    this.turn = undefined;
-    this.before = "the next question";
-    this.waitFor(undefined);
-    const { text, cancelled, refused } = turn;
-    const stopReason = String(field(answer, "stopReason"));
-    const result = { question, stopReason, text, cancelled, refused };
-    this.view.turnEnded?.(result);
-    if (turn.timedOut) throw turn.reason; // the silence ends the lending
-    return result;
-  }
-  /** Sends a request and waits for its answer, unless the lending fails or time runs out first. */
-  async request(method: string, params: object, seconds = Infinity): Promise<unknown> {
-    if (this.before.startsWith("answering")) this.before = `answering ${method}`;
-    const timer = Promise.withResolvers<never>();
-    const late = new ClientError(`mm did not answer ${method} within ${seconds} s`);
-    const stopTimer = after(seconds * 1000, () => timer.reject(late));
-    try {
-      const answer = this.connection.request(method, params);
-      return await Promise.race([answer, this.failed, timer.promise]);
-    } catch (error) {
-      if (error instanceof RpcError) {
-        throw new ClientError(`mm refused ${method}: ${error.message}`);
-      }
-      throw error;
-    } finally {
-      stopTimer();
-    }
-  }
-  /** A `session/update` is shown, and heard by its turn; other notifications are not ours. */
-  notified(method: string, params: unknown): void {
-    if (method !== "session/update") return;
-    const turn = this.replaying ? undefined : this.turn;
-    turn?.heard(field(params, "update"));
-    this.view.update?.(params, this.replaying);
-    turn?.waitOn();
-  }
-  /** mm's log, for the view; with none to show it, its last line is kept, for mm's exit to say. */
-  heard(chunk: Uint8Array): void {
-    if (this.view.mmLog) return this.view.mmLog(chunk);
-    const lines = new TextDecoder().decode(chunk).split("\n").map((line) => line.trim());
-    this.lastWords = lines.filter((line) => line !== "").at(-1)?.slice(0, 200) ?? this.lastWords;
-  }
-  /** Tells the view what the client waits for, when that changes. */
-  waitFor(what: string | undefined): void {
-    if (what === this.waitingFor) return;
-    this.waitingFor = what;
-    this.view.waiting?.(what);
-  }
-  /** Kills mm now, group and all, and ends the lending with `reason`. */
-  kill(reason: unknown): void {
-    killGroup(this.child);
-    this.fail(reason);
-  }
-  /** mm exited: once its last frames and log lines are read, the lending ends, naming what was left. */
-  async exited({ code, signal }: Deno.CommandStatus): Promise<void> {
-    await within(1000, Promise.all([this.connection.reading, this.stderr]));
-    const how = signal ? `signal ${signal}` : `code ${code}`;
-    const said = this.lastWords ? ` (its last words: ${JSON.stringify(this.lastWords)})` : "";
-    this.fail(new ClientError(`mm exited with ${how} before ${this.before}${said}`));
-  }
-  /**
-   * Ends mm: after a conversation, its session closed (if mm can) and its stdin closed, time to
-   * exit, all within one grace; then its process group killed.
-   */
-  async end(graceful: boolean): Promise<void> {
-    this.turn?.end();
-    this.waitFor(undefined);
-    const deadline = performance.now() + EXIT_GRACE_MS;
-    if (graceful && this.closes && this.sessionId) { // ACP's session/close: mm frees the session
-      const closed = this.connection.request("session/close", { sessionId: this.sessionId });
-      await within(EXIT_GRACE_MS, Promise.race([closed.catch(() => {}), this.child.status]));
-    }
-    const exiting = this.connection.close().then(() => this.child.status);
-    const exited = graceful && await within(deadline - performance.now(), exiting);
-    if (graceful && !exited) {
-      this.view.log?.(`mm did not exit within ${EXIT_GRACE_MS / 1000} s of the end; killing it`);
-    }
-    await killGroup(this.child);
-    await within(500, this.stderr);
-    const unlogged = this.connection.unlogged();
-    if (unlogged) this.view.warn?.(`${unlogged} more bad frames from mm were not logged`);
-  }
-}
-/** A view's callbacks, each name. */
-const VIEW_CALLBACKS = [
-  "log",
-  "warn",
-  "mmLog",
-  "frame",
-  "waiting",
-  "opened",
-  "turnStarted",
-  "turnEnded",
-  "update",
-  "answered",
-  "permissionRequested",
-  "permissionAnswered",
-] as const satisfies readonly (keyof View)[];
-/** The view's callbacks, each of which ends the lending (`fail`) if it throws, wherever it is called. */
-function guarded(view: View, fail: (error: unknown) => void): View {
-  const safe: Record<string, (...args: unknown[]) => void> = {};
-  for (const name of VIEW_CALLBACKS) {
-    const callback: ((...args: never[]) => void) | undefined = view[name];
-    if (!callback) continue;
-    safe[name] = (...args) => {
-      try {
-        Reflect.apply(callback, view, args);
-      } catch (error) {
-        fail(error);
-      }
-    };
-  }
-  return safe;
-}
-/** The `initialize` params: the tools (`meta`), or `true` (`request`; "Découverte"). */
-export function initializeParams(discovery: string, tools: readonly Tool[]): {
-  protocolVersion: 1;
-  clientInfo: { name: string; version: string };
-  clientCapabilities: Record<string, unknown>;
-} {
-  const clientInfo = { name: "host-info-client", version: VERSION };
-  // Capabilities are a contract: no file system and no terminal, which this client lacks.
-  const fs = { readTextFile: false, writeTextFile: false };
-  const _meta = { "org.mini-me/tools": discovery === "request" ? true : describeTools(tools) };
-  return { protocolVersion: 1, clientInfo, clientCapabilities: { fs, terminal: false, _meta } };
-}
-/** The questions, one at a time. */
-function iterate(questions: LendOptions["questions"]): Iterator<string> | AsyncIterator<string> {
-  if (typeof questions === "string") return [questions][Symbol.iterator]();
-  if (Symbol.asyncIterator in questions) return questions[Symbol.asyncIterator]();
-  return questions[Symbol.iterator]();
-}
-
-/** One prompt turn, made when it starts: its answer's text, its calls, a refusal, its cancel. */
-class TurnState implements Turn {
-  text = "";
-  refused = false;
-  asking = false; // a permission is put to the asker
-  timedOut = false;
-  readonly #calls = new Map<string, { title: string; done: boolean }>();
-  reason: unknown; // the cancel's: what the lending ends with if mm must be killed
-  readonly stopped = new AbortController(); // aborts when the turn is cancelled
-  #ended = false;
-  #stopGrace = () => {};
-  constructor(readonly lending: Lending, readonly sessionId: string, readonly question: string) {}
-  get cancelled(): boolean {
-    return this.stopped.signal.aborted;
-  }
-  cancel(reason: unknown = new ClientError("the turn was cancelled")): void {
-    if (this.#ended) return;
-    if (this.cancelled) return this.lending.kill(reason); // a second cancel: at once
-    const { view, connection } = this.lending;
-    this.reason = reason;
-    view.log?.("cancelling…");
-    this.stopped.abort(reason); // the questions still open are answered `cancelled`
-    connection.notify("session/cancel", { sessionId: this.sessionId });
-    this.lending.waitFor("mm to end the turn");
-    const late = () => {
-      view.log?.("mm did not answer the cancellation in time; killing it");
-      this.lending.kill(reason);
-    };
-    this.#stopGrace = after(CANCEL_GRACE_MS, late);
-  }
-  end(): void {
-    this.#ended = true;
-    this.#stopGrace();
-  }
-  /** An update of this turn: the answer's text as it streams; a call begins, is renamed, ends. */
-  heard(update: unknown): void {
-    const [kind, content, status] = fields(update, "sessionUpdate", "content", "status");
-    const [type, text] = fields(content, "type", "text");
-    if (kind === "agent_message_chunk" && type === "text" && typeof text === "string") {
-      this.text += text;
-    }
-    if (kind !== "tool_call" && kind !== "tool_call_update") return;
-    const call = this.see(update);
-    if (status === "completed" || status === "failed") call.done = true;
-  }
-  /** The call an update or a permission is about, by its id, with its latest title. */
-  see(toolCall: unknown): { title: string; done: boolean } {
-    const id = String(field(toolCall, "toolCallId") ?? "");
-    const title = field(toolCall, "title");
-    const call = this.#calls.get(id) ?? { title: id, done: false };
-    if (typeof title === "string") call.title = title;
-    this.#calls.set(id, call);
-    return call;
-  }
-  refuse(toolCall: unknown): void {
-    this.refused = true;
-    this.see(toolCall).done = true; // refused: that is its end
-  }
-  /** Says what the turn waits for: the call under way, else the model; not once cancelled. */
-  waitOn(): void {
-    if (this.#ended || this.cancelled || this.asking) return;
-    const running = [...this.#calls.values()].findLast((call) => !call.done);
-    this.lending.waitFor(running?.title ?? "the model");
-  }
-}
-/**
- * `turnTimeout`: when mm has sent nothing for the turn that long (mm waiting for the client's
- * answer is not silence), the turn is cancelled and the lending ends (124, as `timeout(1)`). Once
- * the turn is cancelled otherwise, the silence can no longer end anything.
- */
-function watchSilence(turn: TurnState, connection: Connection, seconds?: number): () => void {
-  if (seconds === undefined) return () => {};
-  const why = new ClientError(`mm sent nothing for ${seconds} s; turn cancelled`, 124);
-  const check = () => {
-    if (turn.cancelled) return;
-    const rest = seconds * 1000 - connection.silentFor(); // of the silence, from mm's last frame
-    if (rest > 0) {
-      stopTimer = after(rest, check);
-      return;
-    }
-    turn.timedOut = true;
-    turn.cancel(why);
-  };
-  let stopTimer = after(seconds * 1000, check);
-  return () => stopTimer();
-}
-/** Starts mm in its own process group: a Ctrl-C typed in the terminal reaches the client alone. */
-function startMm({ command = "mm", args = ["-acp", "-agent", "agent.yaml"], cwd }: {
-  command?: string;
-  args?: string[];
-  cwd?: string;
-}): Deno.ChildProcess {
-  const refused = `cannot start mm (${command}): this run may not start it (add --allow-run)`;
-  if (!granted({ name: "run", command })) throw new ClientError(refused, 127);
-  const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
-  try {
-    return new Deno.Command(command, { args, cwd, detached: true, ...pipes }).spawn();
-  } catch (error) {
-    let reason = errorText(error);
-    if (error instanceof Deno.errors.NotFound) reason = "not found";
-    if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
-    throw new ClientError(`cannot start mm (${command}): ${reason}`, 127, { cause: error });
-  }
-}
-/** Passes each chunk of a stream on as it comes, until the stream ends (or fails). */
-async function forward(stream: ReadableStream<Uint8Array>, to: (chunk: Uint8Array) => void) {
-  try {
-    for await (const chunk of stream) to(chunk);
-  } catch { /* the stream is gone: what was read has been passed on */ }
-}
-/**
- * Kills a child's process group and waits (a second at most) until it is gone; where the group
- * cannot be signalled (Windows refuses a negative pid; a child that leads none), the child itself.
- */
-export async function killGroup(child: Deno.ChildProcess): Promise<void> {
-  try {
-    Deno.kill(-child.pid, "SIGKILL");
-  } catch {
-    attempt(() => child.kill("SIGKILL"), undefined); // unless it is gone already
-  }
-  await within(1000, child.status);
-}
-/**
- * What is wrong with a list of tools, by mm's rules (acp-client-tools.md, "Validation d'une
- * liste") and the client's (one `method` each: calls are dispatched by it). mm would skip a broken
- * entry in silence; the client stops before mm starts. Entries count from 0, as `TOOLS[1]` does.
- */
-export function checkTools(tools: readonly Tool[]): string | undefined {
-  for (const [index, tool] of tools.entries()) {
-    const problem = toolProblem(tool, tools.slice(0, index));
-    if (problem) return `TOOLS entry ${index} (${JSON.stringify(tool?.name ?? "")}): ${problem}`;
-  }
-  return undefined;
-}
-/** What is wrong with one tool, given the tools before it. */
-function toolProblem(tool: Tool, before: readonly Tool[]): string | undefined {
-  if (typeof tool.name !== "string" || tool.name === "") return "no name";
-  const method = typeof tool.method === "string" ? tool.method : "";
-  if (!method.startsWith("_")) {
-    return `method ${JSON.stringify(method)} must start with "_" (an ACP extension method)`;
-  }
-  const schema: unknown = tool.inputSchema;
-  // mm decodes it as Go does: `null` is no schema, and no parameter.
-  if (schema != null && !isObject(schema)) return "inputSchema must be an object";
-  const type = field(schema, "type");
-  if (type !== undefined && type !== "object") {
-    return `inputSchema.type must be "object", got ${JSON.stringify(type)}`;
-  }
-  const properties = field(schema, "properties"); // a name `required` lists that it lacks: a typo
-  const stray = list(field(schema, "required")).find((required) =>
-    isObject(properties) && !Object.hasOwn(properties, String(required))
-  );
-  if (stray !== undefined) {
-    const named = JSON.stringify(stray);
-    return `inputSchema.required names ${named}, which its properties do not declare`;
-  }
-  const name = modelName(tool.name);
-  if (name === "client_") return `name ${JSON.stringify(tool.name)} leaves the model no name`;
-  if (method === "_org.mini-me/tools/list") return `method "${method}" is mm's list request`;
-  const sameName = before.findIndex((other) => modelName(other.name) === name);
-  if (sameName >= 0) {
-    return `duplicate tool name "${name}": entry ${sameName} (${before[sameName].name}) has it`;
-  }
-  const sameMethod = before.findIndex((other) => other.method === method);
-  if (sameMethod === -1) return undefined;
-  const owner = before[sameMethod].name;
-  return `method "${method}" is entry ${sameMethod}'s (${owner}) too; calls are dispatched by it`;
-}
-/**
- * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
- * `[A-Za-z0-9]` is `_`, a run of `_` one, leading and trailing `_` go: `client_open_buffers`.
- */
-export function modelName(name: string): string {
-  return `client_${name.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_|_$/g, "")}`;
-}
-
-// ─── The JSON-RPC connection, and its framing ────────────────────────────────
-/** A JSON-RPC error, to answer a request with, or received as an answer. */
-export class RpcError extends Error {
-  /** `code`: JSON-RPC's, such as `-32601` (Method not found). */
-  constructor(readonly code: number, message: string) {
-    super(message);
-    this.name = "RpcError";
-  }
-}
-/**
- * What a connection calls: `request` answers one of mm's (a result, a promise of it, or a thrown
- * `RpcError`; `signal` aborts if mm cancels it); `view` sees each frame and answer; `fail`: the
- * connection cannot go on (`writing`: a write failed, as it does once mm has exited).
- */
-type Handlers = {
-  request(method: string, params: unknown, signal: AbortSignal): unknown;
-  notification(method: string, params: unknown): void;
-  view: Pick<View, "frame" | "answered" | "log" | "warn">;
-  fail(error: ClientError, writing: boolean): void;
-};
-/** The first bad frames are logged and answered; 1,000 in a row: mm is not talking JSON-RPC. */
-const BAD_FRAMES_SHOWN = 10;
-const BAD_FRAMES_IN_A_ROW = 1000;
-/** Reading from mm pauses while more than this many characters of answers wait to be written. */
-const MAX_UNWRITTEN = 1024 * 1024;
-const CANCELLED_REPLY = { error: { code: -32800, message: "Request cancelled" } };
-/**
- * JSON-RPC over a pair of streams: frames written in order (a tick's in one write), frames read
- * (paused while answers pile up unwritten), each given to its handler, and mm's requests answered.
- */
-class Connection {
-  /** Settles when the stream from mm has ended and each frame on it was handled. */
-  readonly reading: Promise<void>;
-  readonly #handlers: Handlers;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #queued: string[] = []; // the frames of this tick, not written yet
-  #unwritten = 0; // characters of frames not written yet
-  #writing = Promise.resolve();
-  #nextId = 0;
-  #heard = 0; // when a frame last crossed, either way
-  readonly #pending = new Map<RpcId, PromiseWithResolvers<unknown>>(); // the client's requests
-  readonly #running = new Map<RpcId, AbortController>(); // mm's requests being answered
-  readonly #bad = { total: 0, inARow: 0, first: "" };
-  constructor(stream: ReadableWritablePair<Uint8Array, Uint8Array>, handlers: Handlers) {
-    this.#handlers = handlers;
-    this.#writer = stream.writable.getWriter();
-    this.reading = this.#read(stream.readable).catch((error) =>
-      handlers.fail(readError(error), false)
-    );
-  }
-  /** Sends a request; the promise settles with mm's answer, or rejects with its `RpcError`. */
-  request(method: string, params: unknown): Promise<unknown> {
-    const id = this.#nextId++;
-    const reply = Promise.withResolvers<unknown>();
-    this.#pending.set(id, reply);
-    this.#send({ jsonrpc: "2.0", id, method, params });
-    return reply.promise;
-  }
-  notify(method: string, params: unknown): void {
-    this.#send({ jsonrpc: "2.0", method, params });
-  }
-  /** Closes the stream to mm, once what is queued is written. */
-  close(): Promise<void> {
-    return this.#writing.then(() => this.#writer.close()).catch(() => {});
-  }
-  /** How long mm has been silent: sent nothing and been sent nothing; 0 while it waits for us. */
-  silentFor(): number {
-    return this.#running.size > 0 ? 0 : performance.now() - this.#heard;
-  }
-  /** How many bad frames were counted but not logged. */
-  unlogged(): number {
-    return Math.max(0, this.#bad.total - BAD_FRAMES_SHOWN);
-  }
-  /** Queues one frame; the frames of one tick go out in one write, after those before them. */
-  #send(message: object): void {
-    const line = JSON.stringify(message);
-    this.#heard = performance.now(); // mm's silence counts from what it was sent last
-    this.#handlers.view.frame?.(line, true);
-    this.#queued.push(line, "\n");
-    this.#unwritten += line.length + 1;
-    if (this.#queued.length > 2) return; // a write of this tick is scheduled already
-    this.#writing = this.#writing.then(() => this.#writeQueued());
-  }
-  async #writeQueued(): Promise<void> {
-    const text = this.#queued.splice(0).join("");
-    try {
-      await this.#writer.write(ENCODER.encode(text));
-      this.#unwritten -= text.length;
-    } catch (error) {
-      this.#handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`), true);
-    }
-  }
-  async #read(readable: ReadableStream<Uint8Array>): Promise<void> {
-    const reader = new LineReader();
-    for await (const chunk of readable) {
-      for (const line of reader.push(chunk)) this.#receive(line);
-      if (this.#unwritten > MAX_UNWRITTEN) await this.#writing;
-    }
-    const last = reader.flush();
-    if (last !== undefined) this.#receive(last);
-  }
-  #receive(line: string): void {
-    this.#heard = performance.now();
-    const frame = parseFrame(line);
-    if (frame.kind === "blank") return;
-    this.#handlers.view.frame?.(line, false);
-    if (frame.kind === "bad") return this.#badLine(line, frame.reply);
-    this.#bad.inARow = 0;
-    if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
-    const cancel = frame.kind === "notification" && frame.method === "$/cancel_request";
-    if (cancel) return this.#running.get(field(frame.params, "requestId") as RpcId)?.abort();
-    if (frame.kind === "notification") {
-      return this.#handlers.notification(frame.method, frame.params);
-    }
-    const waiting = this.#pending.get(frame.id); // mm's answer to one of the client's requests
-    if (!waiting) {
-      return this.#handlers.view.log?.(
-        `answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`,
-      );
-    }
-    this.#pending.delete(frame.id);
-    if (!frame.error) return waiting.resolve(frame.result);
-    const { code, message } = frame.error;
-    waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
-  }
-  /** A noisy peer: log and answer the first few bad lines, count the rest, give up on a flood. */
-  #badLine(line: string, reply: object): void {
-    const bad = this.#bad;
-    if (bad.inARow === 0) bad.first = line.slice(0, 80);
-    bad.inARow++;
-    bad.total++;
-    if (bad.total <= BAD_FRAMES_SHOWN) {
-      this.#handlers.view.warn?.(`bad frame from mm: ${line.slice(0, 80)}`);
-      this.#send(reply);
-    }
-    if (bad.inARow < BAD_FRAMES_IN_A_ROW) return;
-    const many = `${bad.inARow} bad lines; first: ${bad.first}`;
-    throw new ClientError(`mm is not speaking JSON-RPC on stdout (${many})`);
-  }
-  /** Answers a request at once, or when its promise settles, unless mm cancels it first. */
-  #answer(id: string | number, method: string, params: unknown): void {
-    const controller = new AbortController();
-    const settle = (reply: object) => {
-      this.#handlers.view.answered?.(method, params, reply);
-      this.#send({ jsonrpc: "2.0", id, ...reply });
-    };
-    let result;
-    try {
-      result = this.#handlers.request(method, params, controller.signal);
-    } catch (error) {
-      return settle(errorReply(error));
-    }
-    if (!(result instanceof Promise)) return settle({ result });
-    // Running: `$/cancel_request` aborts it, answered `-32800` at once; its late end is not.
-    const finish = (reply: object) => {
-      if (this.#running.get(id) !== controller) return; // answered already
-      this.#running.delete(id);
-      settle(reply);
-    };
-    this.#running.set(id, controller);
-    controller.signal.addEventListener("abort", () => finish(CANCELLED_REPLY));
-    result.then((value) => finish({ result: value }), (error) => finish(errorReply(error)));
-  }
-}
-/** Why reading from mm stopped, in the words of the error the lending ends with. */
-function readError(error: unknown): ClientError {
-  if (error instanceof ClientError) return error;
-  if (!(error instanceof LineTooLongError)) {
-    return new ClientError(`reading from mm: ${errorText(error)}`);
-  }
-  return new ClientError(`mm sent ${error.message}; connection dropped`);
-}
-/** The JSON-RPC error an answer that failed is sent as: its own, or `-32603`. */
-function errorReply(error: unknown): { error: { code: number; message: string } } {
-  if (error instanceof RpcError) return { error: { code: error.code, message: error.message } };
-  return { error: { code: -32603, message: `Internal error: ${errorText(error)}` } };
-}
-/** A JSON-RPC id. */
-export type RpcId = string | number | null;
-/** What one line from mm turned out to be. */
-export type Frame =
-  | { kind: "request"; id: string | number; method: string; params: unknown }
-  | { kind: "notification"; method: string; params: unknown }
-  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
-  | { kind: "blank" }
-  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
-/** Classifies a line; a bad one is answered `-32700` if not JSON, else `-32600` (a batch too). */
-export function parseFrame(line: string): Frame {
-  if (line.trim() === "") return { kind: "blank" };
-  const bad = (id: RpcId, code: number, message: string): Frame => {
-    return { kind: "bad", reply: { jsonrpc: "2.0", id, error: { code, message } } };
-  };
-  const value: unknown = attempt(() => JSON.parse(line), undefined); // JSON is never undefined
-  if (value === undefined) return bad(null, -32700, "Parse error");
-  if (!isObject(value)) return bad(null, -32600, "Invalid Request");
-  const { id, method, params, result, error } = value;
-  const validId = typeof id === "string" || typeof id === "number";
-  const hasMethod = typeof method === "string";
-  if (hasMethod && validId) return { kind: "request", id, method, params };
-  if (hasMethod && !("id" in value)) return { kind: "notification", method, params };
-  if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
-    return { kind: "response", id, result, error: error as { code: number; message: string } };
-  }
-  return bad(validId ? id : null, -32600, "Invalid Request");
-}
-/** A line longer than a {@linkcode LineReader} accepts. */
-export class LineTooLongError extends Error {
-  /** A line longer than `limit` bytes. */
-  constructor(readonly limit: number) {
-    super(`a line longer than ${limit} bytes`);
-    this.name = "LineTooLongError";
-  }
-}
-/**
- * Splits a byte stream into lines ended by `\n` or `\r\n`. Invariant: each chunk's bytes are
- * scanned once and copied at most once, so a line spanning many chunks costs time linear in its
- * length; a line is decoded whole, so a UTF-8 character split across chunks decodes correctly.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * const reader = new LineReader();
- * assert.deepEqual([...reader.push(new TextEncoder().encode('{"a":1}\r\n{"b"'))], ['{"a":1}']);
- * assert.deepEqual([...reader.push(new TextEncoder().encode(":2}\n"))], ['{"b":2}']);
- * ```
- */
-export class LineReader {
-  #parts: Uint8Array[] = [];
-  #length = 0;
-  #decoder = new TextDecoder();
-  /** Lines up to `limit` bytes, not counting their end (32 MiB, as in the official SDK). */
-  constructor(readonly limit: number = 32 * 1024 * 1024) {}
-  /** Takes the next chunk and yields the lines it ends; throws {@linkcode LineTooLongError}. */
-  *push(chunk: Uint8Array): Generator<string> {
-    let start = 0;
-    for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, start)) {
-      this.#keep(chunk.subarray(start, end));
-      yield this.#take();
-      start = end + 1;
-    }
-    if (start < chunk.length) this.#keep(chunk.subarray(start));
-  }
-  /** The last line when the stream ended without a newline, if any. */
-  flush(): string | undefined {
-    return this.#length > 0 ? this.#take() : undefined;
-  }
-  #keep(bytes: Uint8Array): void {
-    if (bytes.length > 0) this.#parts.push(bytes); // kept, not copied: each read is a new chunk
-    this.#length += bytes.length;
-    const ending = this.#parts.at(-1)?.at(-1) === 13 ? 1 : 0; // a last `\r` may be half of `\r\n`
-    if (this.#length - ending <= this.limit) return;
-    this.#parts = [];
-    this.#length = 0;
-    throw new LineTooLongError(this.limit);
-  }
-  #take(): string {
-    let bytes = this.#parts.length === 1 ? this.#parts[0] : new Uint8Array(this.#length);
-    if (this.#parts.length > 1) {
-      let offset = 0;
-      for (const part of this.#parts) {
-        bytes.set(part, offset);
-        offset += part.length;
-      }
-    }
-    this.#parts = [];
-    this.#length = 0;
-    if (bytes.at(-1) === 13) bytes = bytes.subarray(0, -1);
-    return this.#decoder.decode(bytes);
-  }
-}
-
-// ─── Helpers ─────────────────────────────────────────────────────────────────
-const ENCODER = new TextEncoder();
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-const list = (value: unknown): unknown[] => Array.isArray(value) ? value : [];
-/** `value[key]` when `value` is an object, else `undefined`; `fields()`, of several keys. */
-const field = (value: unknown, key: string): unknown => isObject(value) ? value[key] : undefined;
-const fields = (value: unknown, ...keys: string[]) => keys.map((key) => field(value, key));
-const errorText = (error: unknown) => error instanceof Error ? error.message : String(error);
-/** A folder as ACP wants it: an absolute path (a relative one is from the current folder). */
-const absolute = (folder?: string) =>
-  folder === undefined ? Deno.cwd() : process.getBuiltinModule("node:path").resolve(folder);
-/** Whether a permission is granted, asked without ever prompting. */
-const granted = (descriptor: Deno.PermissionDescriptor) =>
-  Deno.permissions.querySync(descriptor).state === "granted";
-/**
- * Calls `fire` in `ms`, unless the function it returns is called first. The web's own timer: Deno's
- * global `setTimeout` is Node's, whose loading costs a tenth of a start. Stopped, it no longer
- * holds the event loop.
- */
-function after(ms: number, fire: () => void): () => void {
-  if (ms > 2 ** 31 - 1) return () => {}; // longer than a timer can wait (24.8 days): never fires
-  const signal = AbortSignal.timeout(Math.max(ms, 0));
-  signal.addEventListener("abort", fire);
-  return () => signal.removeEventListener("abort", fire);
-}
-/** `promise`'s value, or `undefined` once `ms` have passed; the timer ends with the wait. */
-async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
-  const timer = Promise.withResolvers<undefined>();
-  const stop = after(ms, () => timer.resolve(undefined));
-  try {
-    return await Promise.race([promise, timer.promise]);
-  } finally {
-    stop();
-  }
-}
-/** What `run()` returns, or `otherwise` when it throws. */
-function attempt<T, U>(run: () => T, otherwise: U): T | U {
-  try {
-    return run();
-  } catch {
-    return otherwise;
-  }
-}
 /** A function that reads a value the first time it is called, and then remembers it. */
 function once<T>(read: () => T): () => T {
   let value: { read: T } | undefined;
@@ -1270,12 +1426,6 @@ function once<T>(read: () => T): () => T {
     return value.read;
   };
 }
-// ═══ The protocol ends here. Below it, the terminal program that lends host_info: main() ══════
-// What a person sees (the conversation, `-q`, `--json`), the progress line, asking the person,
-// the questions of `-i` and `-`, Ctrl-C and SIGTERM, the command line, the agent file, `main()`.
-// It uses the protocol above only through `lend()`, and adds nothing to it.
-import { parseArgs } from "node:util";
-import { loadAll as loadAllYaml, YAMLException } from "npm:js-yaml@^5.5.0";
 
 // ─── Output: the two streams and the progress line ───────────────────────────
 /** An environment variable; one the run may not read counts as unset. */
@@ -1454,6 +1604,7 @@ export function showControls(text: string): string {
  */
 class Terminal implements View {
   readonly stdout: StdoutView;
+  readonly progress: Progress;
   readonly controller = new AbortController(); // ends the lending at once: no turn to cancel
   readonly #replay: Screen; // a loaded session's past, dimmed on stderr
   readonly #mmLog: ReturnType<typeof wholeLines>;
@@ -1468,6 +1619,7 @@ class Terminal implements View {
     if (options.json) this.stdout = jsonLines(out);
     this.#replay = new Screen(out, out.stderr, true);
     this.#mmLog = wholeLines(out);
+    this.progress = new Progress(out);
   }
   log(line: string): void {
     if (!this.options.quiet) this.out.note(`[client] ${line}`); // -q: no progress lines
@@ -1485,35 +1637,45 @@ class Terminal implements View {
   frame(line: string, sent: boolean): void {
     if (this.options.trace) this.out.note(`${sent ? "→" : "←"} ${line}`);
   }
-  waiting(what?: string): void {
-    this.out.waitFor(what);
-  }
   opened(sessionId: string): void {
     this.sessionId = sessionId;
+    this.out.waitFor(undefined); // mm has opened the session
     this.stdout.opened?.(sessionId);
   }
   turnStarted(turn: Turn): void {
     this.turn = turn;
     this.#firstInterrupt = undefined;
     this.stdout.turnStarted?.(turn);
+    this.progress.turn(turn);
+  }
+  turnCancelled(): void {
+    this.progress.show();
   }
   update(notification: unknown, replay: boolean): void {
     const update = field(notification, "update");
     this.stdout.update?.(notification, replay);
     if (replay && !this.options.quiet) this.#replay.show(update);
     if (this.options.verbose) showDetails(this.out, update);
+    const kind = field(update, "sessionUpdate");
+    if (replay || (kind !== "tool_call" && kind !== "tool_call_update")) return;
+    this.progress.see(update);
+    this.progress.show();
   }
   answered(method: string, params: unknown, answer: object): void {
     this.stdout.answered?.(method, params, answer);
   }
   permissionRequested(request: PermissionRequest): void {
     this.stdout.permissionRequested?.(request);
+    this.progress.see(request.toolCall); // shown once answered, or asked
   }
   permissionAnswered(request: PermissionRequest, allowed: boolean): void {
     this.stdout.permissionAnswered?.(request, allowed);
+    this.progress.see(request.toolCall, !allowed); // refused: that is its end
+    this.progress.show();
   }
   turnEnded(result: TurnResult): void {
     this.turn = undefined;
+    this.progress.turn(undefined);
     this.stdout.turnEnded?.(result);
     if (result.stopReason !== "cancelled" || result.cancelled) return;
     const why = result.refused ? " after a refused permission" : "";
@@ -1553,6 +1715,46 @@ class Terminal implements View {
 }
 /** Signals closer than this to the first are the same keypress (`deno task` forwards it). */
 const SAME_KEYPRESS_MS = 300;
+/**
+ * What the client waits for in a turn, as the progress line says it: the call under way (its
+ * title), else the model; you, while a permission is put to you; mm, to end a cancelled turn. It
+ * follows what the view is told; the progress line keeps the clock.
+ */
+class Progress {
+  readonly #calls = new Map<string, { title: string; done: boolean }>(); // the turn's own
+  #turn?: Turn;
+  #asking = false;
+  constructor(readonly out: Output) {}
+  /** A turn starts, with calls of its own; or it ended (`undefined`): nothing to wait for. */
+  turn(turn?: Turn): void {
+    this.#turn = turn;
+    this.#calls.clear();
+    this.#asking = false;
+    this.show();
+  }
+  /** A call, as an update or a permission names it: its latest title, and whether it is over. */
+  see(toolCall: unknown, over = false): void {
+    const id = String(field(toolCall, "toolCallId") ?? "");
+    const [title, status] = fields(toolCall, "title", "status");
+    const call = this.#calls.get(id) ?? { title: id, done: false };
+    if (typeof title === "string") call.title = title;
+    if (over || status === "completed" || status === "failed") call.done = true;
+    this.#calls.set(id, call);
+  }
+  /** Whether a permission is put to the person. */
+  asking(on: boolean): void {
+    this.#asking = on;
+  }
+  /** Says what the turn waits for now. */
+  show(): void {
+    const turn = this.#turn;
+    if (!turn) return this.out.waitFor(undefined);
+    if (turn.cancelled) return this.out.waitFor("mm to end the turn");
+    if (this.#asking) return this.out.waitFor("you");
+    const running = [...this.#calls.values()].findLast((call) => !call.done);
+    this.out.waitFor(running?.title ?? "the model");
+  }
+}
 /** What stdout shows of a run; `sessions`: `--sessions`' list; `failed`: how the run ended. */
 type StdoutView = View & {
   sessions?(found: Record<string, unknown>[]): void;
@@ -1807,8 +2009,23 @@ export function optionKeys(options: unknown): KeyedOption[] {
   return keyed;
 }
 /** The person at the terminal, as an {@linkcode Asker}; once stdin has ended, nobody answers. */
-function personAsker(out: Output, keyboard: Keyboard, ctrlC: () => void): Asker {
-  return (request, signal) => askPerson(out, keyboard, ctrlC, request, signal);
+function personAsker(
+  out: Output,
+  keyboard: Keyboard,
+  ctrlC: () => void,
+  progress: Progress,
+): Asker {
+  return async (request, signal) => {
+    progress.asking(true);
+    progress.show();
+    try {
+      return await askPerson(out, keyboard, ctrlC, request, signal);
+    } finally {
+      // Not waiting for you any more: the answer says what is next; a question withdrawn, now.
+      progress.asking(false);
+      if (signal.aborted) progress.show();
+    }
+  };
 }
 /**
  * Puts a permission to the person: what the call would do, then mm's options, each with its key.
@@ -2306,7 +2523,7 @@ function oneEditApart(a: string, b: string): boolean {
 }
 
 /** Reads the agent file, in the current folder or else next to `client.ts`; its errors name it. */
-function readAgentFile(name: string, given: boolean) {
+async function readAgentFile(name: string, given: boolean) {
   const here = import.meta.dirname;
   const places = here && !/^([/\\]|[A-Za-z]:)/.test(name) ? [name, `${here}/${name}`] : [name];
   for (const path of places) {
@@ -2323,7 +2540,7 @@ function readAgentFile(name: string, given: boolean) {
       if (error instanceof Deno.errors.IsADirectory) throw problem("is a directory");
       throw problem(`cannot be read: ${errorText(error)}`);
     }
-    const document = readYaml(text, problem);
+    const document = await readYaml(text, problem);
     if (document != null && !isObject(document)) throw problem("is not a YAML mapping of keys");
     const tools = field(field(document, "acp"), "clientTools");
     const [enabled, discovery] = fields(tools, "enabled", "discovery");
@@ -2337,9 +2554,11 @@ function readAgentFile(name: string, given: boolean) {
  * An agent file's first YAML document, as mm reads it (Go's YAML): a file with none (empty, or
  * only comments) has no keys. A mistake is named with its line.
  */
-function readYaml(text: string, problem: (what: string) => ClientError): unknown {
+async function readYaml(text: string, problem: (what: string) => ClientError): Promise<unknown> {
+  // Loaded here, not on import: a program that imports lend() reads no agent file.
+  const { loadAll, YAMLException } = await import("npm:js-yaml@^5.5.0");
   try {
-    return loadAllYaml(text)[0];
+    return loadAll(text)[0];
   } catch (error) {
     if (!(error instanceof YAMLException)) throw problem(`cannot be read: ${errorText(error)}`);
     throw problem(`is not valid YAML (line ${(error.mark?.line ?? 0) + 1}): ${error.reason}`);
@@ -2407,7 +2626,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 async function converse(terminal: Terminal, options: Options): Promise<number> {
   const { out } = terminal;
   const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
-  const { path, config } = readAgentFile(agent, options.agent !== undefined);
+  const { path, config } = await readAgentFile(agent, options.agent !== undefined);
   for (const warning of agentFileWarnings(agent, config, !!options.request)) {
     out.note(`[client] ${warning}`);
   }
@@ -2430,13 +2649,14 @@ async function converse(terminal: Terminal, options: Options): Promise<number> {
     questions = questionsOf(options.question, out, keyboard, () => terminal.ending);
   }
   const { mm, namedBy } = mmToStart(options);
+  out.waitFor("mm");
   const lent = await lend({
     mm: { command: mm, args: ["-acp", "-agent", path] }, // the line to change if yours starts otherwise
     tools: TOOLS,
     discovery: options.request ? "request" : "meta",
     questions,
     view: terminal,
-    asker: asks ? personAsker(out, keyboard, ctrlC) : undefined,
+    asker: asks ? personAsker(out, keyboard, ctrlC, terminal.progress) : undefined,
     signal: controller.signal,
     timeout: options.seconds,
     turnTimeout: options.turnSeconds,

@@ -294,7 +294,7 @@ Deno.test("command line: --help prints the usage and exits 0; --version prints t
   assert.ok(!help.stdout.includes("one tool"), help.stdout);
   const version = await runClient({ noMm: true, noTrace: true, args: ["--version"] });
   assert.equal(version.code, 0);
-  assert.equal(version.stdout, "host-info-client 0.4.0\n");
+  assert.equal(version.stdout, "host-info-client 0.5.0\n");
 });
 
 /** Command lines that are usage errors, each with what the error line says. */

@@ -250,7 +250,7 @@ Deno.test("library: when mm exits early and no view shows its log, the error quo
   Deno.writeTextFileSync(
     file,
     `import { lend } from "${imported}";\n` +
-      `await lend({ mm: { command: Deno.args[0] }, questions: "Hi" }).catch((e) => console.log(e.message));\n`,
+      `await lend({ mm: { command: Deno.args[0] }, tools: [], questions: "Hi" }).catch((e) => console.log(e.message));\n`,
   );
   const args = [
     "run",
@@ -301,12 +301,11 @@ async function runProgram(
  * A program that lends the default tools to the stand-in with a shell that asks permission
  * (`deno run … <file> <mm> <agent file> <asker> <cwd>`), its asker being `throws` (a plain function
  * that throws), `rejects`, or `unoffered` (an option mm did not offer); it prints how `lend()`
- * ended, its view's lines, what the view was told the client waits for, and the frames it sent.
+ * ended, its view's lines, and the frames it sent.
  */
 const ASKS = `
 const [mm, agent, how, cwd] = Deno.args;
 const lines: string[] = [];
-const waits: (string | undefined)[] = [];
 const sent: unknown[] = [];
 const askers: Record<string, Asker> = {
   throws: () => {
@@ -319,12 +318,12 @@ let ended: unknown;
 try {
   ended = await lend({
     mm: { command: mm, args: ["-acp", "-agent", agent], cwd },
+    tools: TOOLS,
     questions: ["How big is my disk?"],
     asker: askers[how],
     view: {
       log: (line) => lines.push(line),
       warn: (line) => lines.push(\`warn: \${line}\`),
-      waiting: (what) => waits.push(what),
       frame: (line, out) => {
         if (out) sent.push(JSON.parse(line));
       },
@@ -333,7 +332,7 @@ try {
 } catch (error) {
   ended = { name: (error as Error).name, message: (error as Error).message };
 }
-console.log(JSON.stringify({ ended, lines, waits, sent }));
+console.log(JSON.stringify({ ended, lines, sent }));
 `;
 
 /**
@@ -343,7 +342,7 @@ console.log(JSON.stringify({ ended, lines, waits, sent }));
 async function lendWithAsker(how: string, relative = false) {
   const folder = scratchDir("asker-");
   const cwd = relative ? `../${folder.split("/").at(-1)}` : ".";
-  const body = `import { type Asker, lend } from "client.ts";\n${ASKS}`;
+  const body = `import { type Asker, lend, TOOLS } from "client.ts";\n${ASKS}`;
   const ran = await runProgram(body, [how, cwd], folder);
   assert.equal(ran.code, 0, `${ran.stdout}\n${lastLines(ran.stderr)}`);
   return { folder, ...JSON.parse(ran.stdout) };
@@ -351,9 +350,8 @@ async function lendWithAsker(how: string, relative = false) {
 
 Deno.test("library: an asker that throws, even before it returns a promise, ends the lending with its error, and mm with it", async () => {
   for (const how of ["throws", "rejects"]) {
-    const { ended, sent, waits } = await lendWithAsker(how);
+    const { ended, sent } = await lendWithAsker(how);
     assert.deepEqual(ended, { name: "Error", message: "the asker broke" }, how);
-    assert.equal(waits.at(-1), null, `${how}: the view is told it waits for nothing, at the end`);
     const outcomes = sent.filter((frame: { result?: { outcome?: unknown } }) =>
       frame.result?.outcome
     );
@@ -374,14 +372,6 @@ Deno.test("library: an asker's choice of an option mm did not offer is never sen
   assert.ok(lines.includes('permission for "bash: df -h .": refused (asked)'), lines.join("\n"));
 });
 
-Deno.test("library: the view is told what the client waits for when it changes, never the same twice in a row", async () => {
-  const { waits } = await lendWithAsker("unoffered");
-  assert.ok(waits.includes("you") && waits.includes("the model"), JSON.stringify(waits));
-  const repeated = waits.filter((what: unknown, i: number) => i > 0 && waits[i - 1] === what);
-  assert.deepEqual(repeated, [], JSON.stringify(waits));
-  assert.equal(waits.at(-1), null, "the lending ends waiting for nothing (undefined, as JSON)");
-});
-
 Deno.test("library: a relative mm.cwd opens the session in that folder as an absolute path, as ACP asks", async () => {
   const { folder, sent } = await lendWithAsker("unoffered", true);
   const opened = sent.find((frame: { method?: string }) => frame.method === "session/new");
@@ -394,7 +384,7 @@ Deno.test("library: an uncaught error of lend() is printed with its own name, Cl
   const imported = new URL(`file://${ROOT}/client.ts`).href;
   Deno.writeTextFileSync(
     file,
-    `import { lend } from "${imported}";\nawait lend({ mm: { command: "./no-such-mm" }, questions: "Hi" });\n`,
+    `import { lend } from "${imported}";\nawait lend({ mm: { command: "./no-such-mm" }, tools: [], questions: "Hi" });\n`,
   );
   const lock = `--lock=${ROOT}/deno.lock`;
   const ran = await deno(["run", "--no-config", lock, "--no-prompt", "--allow-run", file], folder);
@@ -414,13 +404,13 @@ Deno.test("library: resume's chooser, given a relative cwd, is offered that fold
     `import { lend } from "${imported}";
 const [mm, agent, relative] = Deno.args;
 const args = ["-acp", "-agent", agent];
-const first = await lend({ mm: { command: mm, args }, questions: "Hi" });
+const first = await lend({ mm: { command: mm, args }, tools: [], questions: "Hi" });
 let listed: Record<string, unknown>[] = [];
 const choose = (found: Record<string, unknown>[]) => {
   listed = found;
   return undefined;
 };
-await lend({ mm: { command: mm, args }, questions: [], resume: { cwd: relative, choose } });
+await lend({ mm: { command: mm, args }, tools: [], questions: [], resume: { cwd: relative, choose } });
 console.log(JSON.stringify({ first: first.sessionId, listed }));
 `,
   );
@@ -438,7 +428,7 @@ console.log(JSON.stringify({ first: first.sessionId, listed }));
 });
 
 Deno.test("library: a view callback that throws ends the lending with its error, wherever it is called, and the program ends with it: no timer is left running", async () => {
-  const program = `import { lend, type View } from "client.ts";
+  const program = `import { lend, TOOLS, type View } from "client.ts";
 const [mm, agent, where] = Deno.args;
 const broke = () => {
   throw new Error(\`the view broke at \${where}\`);
@@ -465,7 +455,7 @@ try {
   const args = ["-acp", "-agent", agent];
   // A timeout longer than the test's deadline: a timer of the lending's left running holds the
   // program past it (or crashes it when it fires), though lend() has ended.
-  const lent = await lend({ mm: { command: mm, args }, questions: "What OS?", view: views[where], timeout: 90 });
+  const lent = await lend({ mm: { command: mm, args }, tools: TOOLS, questions: "What OS?", view: views[where], timeout: 90 });
   console.log(JSON.stringify(lent.turns));
 } catch (error) {
   console.log((error as Error).message);
@@ -479,7 +469,7 @@ try {
 });
 
 Deno.test("library: an asker that rejects as its signal aborts (the turn cancelled) does not end the lending: that turn ends cancelled, the next one runs", async () => {
-  const program = `import { type Asker, lend, type Turn } from "client.ts";
+  const program = `import { type Asker, lend, TOOLS, type Turn } from "client.ts";
 const [mm, agent] = Deno.args;
 let turn: Turn | undefined;
 let asked = 0;
@@ -494,6 +484,7 @@ const asker: Asker = (_request, signal) => {
 };
 const lent = await lend({
   mm: { command: mm, args: ["-acp", "-agent", agent] },
+  tools: TOOLS,
   questions: ["How big is my disk?", "How big is my disk?"],
   asker,
   view: {
