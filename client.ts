@@ -1656,9 +1656,9 @@ class Terminal implements View {
     this.stdout.update?.(notification, replay);
     if (replay && !this.options.quiet) this.#replay.show(update);
     if (this.options.verbose) showDetails(this.out, update);
+    if (replay) return;
     const kind = field(update, "sessionUpdate");
-    if (replay || (kind !== "tool_call" && kind !== "tool_call_update")) return;
-    this.progress.see(update);
+    if (kind === "tool_call" || kind === "tool_call_update") this.progress.see(update);
     this.progress.show();
   }
   answered(method: string, params: unknown, answer: object): void {

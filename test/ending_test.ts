@@ -311,7 +311,37 @@ Deno.test("ending: an mm that ignores the end of its input is killed, group and 
   await assertNoPeerLeft(run.pidFile); // mm and its helper
 });
 
+Deno.test("ending: what mm left running in its process group is ended too when mm exits by itself at the end", async () => {
+  const run = await runClient(rogue("helpers-then-exit"));
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.out.at(-1), "[end_turn]");
+  const pids = Deno.readTextFileSync(run.pidFile).trim().split(" ");
+  assert.equal(pids.length, 2, "mm and its helper wrote their pids");
+  const killed = "[client] mm did not exit within 2 s of the end; killing it";
+  assert.ok(!run.log.includes(killed), "mm exited by itself");
+  await assertNoPeerLeft(run.pidFile); // its helper too
+});
+
 // ─── session/close ───────────────────────────────────────────────────────────
+
+Deno.test("ending: after a lending that failed, the client sends no session/close and waits for none: mm is ended at once", async () => {
+  const idle = idleRunMs(); // beside the run: how long the machine takes to do nothing
+  const client = startClient(rogue("close-then-refuse"));
+  await client.child.status;
+  const exitedAt = Date.now();
+  const run = await client.done();
+  assert.equal(run.code, 1, run.stderr);
+  assert.ok(run.log.includes("error: mm refused session/prompt: the model is gone"), run.stderr);
+  assert.deepEqual(sentWith(run.stderr, "session/close"), []);
+  assert.ok(!seen(run.log).some((l) => l.startsWith("got session/close")), run.stderr);
+  const refused = Number(seen(run.log).join("\n").match(/refused the prompt at (\d+)/)?.[1]);
+  // Not the 2 s exit grace: mm, which ignores the end of its stdin, is killed without waiting.
+  assertTook("the client ended mm and exited", exitedAt - refused, {
+    most: 1000,
+    idle: await idle,
+  });
+  await assertNoPeerLeft(run.pidFile);
+});
 
 Deno.test("ending: when mm advertises session/close, the client closes the session after the last turn, and mm answers", async () => {
   const run = await runClient({ args: ["Which CPU?"] });

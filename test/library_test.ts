@@ -12,6 +12,7 @@ import {
   lastLines,
   MM_SIM,
   passedEnv,
+  ROGUE,
   ROOT,
   tempFile,
   WAIT_MS,
@@ -26,7 +27,12 @@ const DIVIDER = /^\/\/ ═══ The protocol ends here/m;
 type Ran = { code: number; stdout: string; stderr: string };
 
 /** Runs `deno <args>` from `cwd`, with the machine's cache and the stand-in's scratch folder. */
-async function deno(args: string[], cwd: string, pidFile?: string): Promise<Ran> {
+async function deno(
+  args: string[],
+  cwd: string,
+  pidFile?: string,
+  env: Record<string, string> = {},
+): Promise<Ran> {
   const output = new Deno.Command(Deno.execPath(), {
     args,
     cwd,
@@ -36,7 +42,8 @@ async function deno(args: string[], cwd: string, pidFile?: string): Promise<Ran>
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       DENO_BIN: Deno.execPath(),
       TMPDIR: SCRATCH,
-      ...(pidFile ? { MM_SIM_PID_FILE: pidFile } : {}),
+      ...(pidFile ? { MM_SIM_PID_FILE: pidFile, ROGUE_PID_FILE: pidFile } : {}),
+      ...env,
     },
     stdin: "null",
     stdout: "piped",
@@ -425,6 +432,123 @@ console.log(JSON.stringify({ first: first.sessionId, listed }));
     ran.stdout,
   );
   assert.deepEqual([...new Set(listed.map((session: { cwd: string }) => session.cwd))], [folder]);
+});
+
+/** Runs `body`, a program that imports what it names of client.ts, from a folder of its own. */
+async function runImporter(body: string, args: string[], env: Record<string, string> = {}) {
+  const folder = scratchDir("importer-");
+  const file = `${folder}/program.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(file, body.replace('"client.ts"', JSON.stringify(imported)));
+  const pidFile = tempFile("pid", "");
+  const lock = `--lock=${ROOT}/deno.lock`;
+  const flags = ["run", "--no-config", lock, "--no-prompt", "--allow-run", "--allow-read"];
+  const ran = await deno([...flags, file, ...args], folder, pidFile, env);
+  await assertNoPeerLeft(pidFile);
+  assert.equal(ran.code, 0, `${ran.stdout}\n${lastLines(ran.stderr)}`);
+  return JSON.parse(ran.stdout);
+}
+
+/**
+ * A program that lends `wait` — a tool that answers after 4 s, or at once when its signal
+ * aborts — to the misbehaving peer, which calls it (`call-then`); while it runs the session ends
+ * one way (`exit`: mm exits; `end`: the last turn ends; `cancel`: the program aborts
+ * lend()'s signal; `hold`: a view throws). It prints how lend() settled, and whether the call's
+ * signal had aborted by then.
+ */
+const WAITS = `import { lend, tool, toolText } from "client.ts";
+const [mm, how] = Deno.args;
+let aborted = false;
+const wait = tool({
+  name: "wait",
+  description: "Waits 4 s.",
+  method: "_test/wait",
+  inputSchema: { type: "object" },
+  call: (_args, signal) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(toolText("waited")), 4000);
+      signal.addEventListener("abort", () => {
+        aborted = true;
+        clearTimeout(timer);
+        resolve(toolText("stopped"));
+      });
+    }),
+});
+const controller = new AbortController();
+const log = (line: string) => {
+  if (!line.startsWith("wait ")) return; // the call's own line, before the tool runs
+  if (how === "cancel") controller.abort(new Error("aborted by the program"));
+  if (how === "hold") throw new Error("the view broke");
+};
+let settled = "resolved";
+try {
+  await lend({ mm: { command: mm }, tools: [wait], questions: "Wait.", view: { log }, signal: controller.signal });
+} catch (error) {
+  settled = (error as Error).message;
+}
+console.log(JSON.stringify({ settled, aborted }));
+`;
+
+const ENDINGS = [
+  ["exit", "mm exits", "mm exited with code 0 before the turn ended"],
+  ["hold", "a view throws", "the view broke"],
+  ["cancel", "lend()'s signal aborts", "aborted by the program"],
+  ["end", "the last turn ends", "resolved"],
+];
+for (const [how, way, settled] of ENDINGS) {
+  Deno.test(`library: when ${way} while a call runs, the call's signal aborts before lend() settles`, async () => {
+    const env = { ROGUE_SCENARIO: "call-then", ROGUE_THEN: how };
+    const ran = await runImporter(WAITS, [ROGUE, how], env);
+    assert.deepEqual(ran, { settled, aborted: true });
+  });
+}
+
+Deno.test("library: in request discovery, a session mm opens without asking for the list is warned about through the view, with what to change", async () => {
+  const body = `import { lend, TOOLS } from "client.ts";
+const warnings: string[] = [];
+const [mm, agent] = Deno.args;
+await lend({
+  mm: { command: mm, args: ["-acp", "-agent", agent] },
+  tools: TOOLS,
+  discovery: "request",
+  questions: [],
+  view: { warn: (line) => warnings.push(line) },
+});
+console.log(JSON.stringify(warnings));
+`;
+  const warned = await runImporter(body, [MM_SIM, AGENT_FILES.meta]);
+  assert.equal(warned.length, 1, JSON.stringify(warned));
+  assert.match(
+    warned[0],
+    /^warning: mm opened session \S+ without asking for the client's tools, so it has none: for discovery "request", its agent file must set acp\.clientTools\.discovery: request$/,
+  );
+  const fine = await runImporter(body, [MM_SIM, AGENT_FILES.request]);
+  assert.deepEqual(fine, [], "mm asked: no warning");
+});
+
+Deno.test("library: a tool whose call returns something that is not a result is answered as an error result naming the tool, and warned about", async () => {
+  const body = `import { lend, type Tool } from "client.ts";
+const [mm, agent] = Deno.args;
+const broken = {
+  name: "broken",
+  description: "Returns nothing, as plain JavaScript may.",
+  method: "_test/broken",
+  inputSchema: { type: "object" },
+  call: () => undefined,
+} as unknown as Tool;
+const warnings: string[] = [];
+const lent = await lend({
+  mm: { command: mm, args: ["-acp", "-agent", agent] },
+  tools: [broken],
+  questions: "What does broken say?",
+  view: { warn: (line) => warnings.push(line) },
+});
+console.log(JSON.stringify({ text: lent.turns[0].text, warnings }));
+`;
+  const { text, warnings } = await runImporter(body, [MM_SIM, AGENT_FILES.meta]);
+  const said = "broken failed: its call returned undefined, not a result";
+  assert.ok(text.includes(`broken: [client tool error: ${said}]`), text);
+  assert.deepEqual(warnings, [said]);
 });
 
 Deno.test("library: a view callback that throws ends the lending with its error, wherever it is called, and the program ends with it: no timer is left running", async () => {

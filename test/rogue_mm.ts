@@ -952,6 +952,22 @@ const scenarios: Record<string, () => Promise<void>> = {
     await callUpdate("t1", { status: "completed" });
     await endTurn(prompt);
   },
+  async "same-call-updates"() {
+    // An agent's own call that reports on itself every 200 ms, its title the same each time.
+    const prompt = await handshake();
+    await announce("t1", "npm test", "execute", "in_progress");
+    const since = Date.now();
+    let said = false;
+    while (!toldToGoOn) {
+      await callUpdate("t1", { title: "npm test", status: "in_progress" });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (said || Date.now() - since < 3000) continue;
+      report("updates for 3 s"); // on mm's stderr: the client shows it, then its progress line
+      said = true;
+    }
+    await callUpdate("t1", { status: "completed", content: textContent("all passed\n") });
+    await endTurn(prompt);
+  },
   async "running-call"() {
     // An agent's own tool that runs for a while: the client can only wait for it, by its title.
     const prompt = await handshake();
@@ -1144,6 +1160,43 @@ const scenarios: Record<string, () => Promise<void>> = {
     await requestPermission(614, { toolCallId: "x-1", title: "ls /", kind: "execute" });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     Deno.exit(3);
+  },
+  async "close-then-refuse"() {
+    // Advertises session/close, refuses the prompt (the lending fails), then ignores the end of
+    // its stdin: a session/close sent now would wait for an answer that never comes.
+    const init = await next(request("initialize"));
+    await send({ id: init.id, ...CLOSES });
+    const session = await next(request("session/new"));
+    await send({ id: session.id, result: { sessionId: SESSION } });
+    const prompt = await next(request("session/prompt"));
+    // Said first: the client, which ends mm at once, cannot have heard the refusal before this.
+    report(`refused the prompt at ${Date.now()}`);
+    await send({ id: prompt.id, error: { code: -32603, message: "the model is gone" } });
+    const close = await next(request("session/close"));
+    report(`got session/close ${JSON.stringify(close.params)}`);
+  },
+  async "helpers-then-exit"() {
+    // A helper in mm's process group; mm itself exits at the end of its stdin, as it should.
+    const prompt = await handshake();
+    const helper = new Deno.Command("sleep", { args: ["60"] }).spawn();
+    Deno.writeTextFileSync(Deno.env.get("ROGUE_PID_FILE")!, `${Deno.pid} ${helper.pid}`);
+    await endTurn(prompt);
+    await next(() => false).catch(() => {}); // until its stdin ends
+    Deno.exit(0); // its helper left running
+  },
+  async "call-then"() {
+    // Calls the client's tool \`_test/wait\`, and while it runs (ROGUE_THEN): \`exit\`s, ends the
+    // turn (\`end\`), at session/cancel ends it \`cancelled\` without cancelling the call
+    // (\`cancel\`), or waits for the client to end it all (\`hold\`).
+    const prompt = await handshake();
+    const params = { _meta: { "org.mini-me/sessionId": SESSION } };
+    await send({ id: 7, method: "_test/wait", params });
+    const then = Deno.env.get("ROGUE_THEN");
+    if (then === "exit") Deno.exit(0);
+    if (then === "hold") await next(() => false);
+    if (then === "cancel") await next((m) => m.method === "session/cancel");
+    await endTurn(prompt, then === "cancel" ? "cancelled" : "end_turn");
+    await next(() => false);
   },
   async "close-unanswered"() {
     // Advertises session/close, and never answers it; ignores the end of its stdin too.

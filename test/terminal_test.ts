@@ -420,6 +420,25 @@ Deno.test({
 
 Deno.test({
   name:
+    "terminal: the progress line's seconds for a call run on through updates that name the same call again",
+  ignore: !hasScript,
+  async fn() {
+    // mm reports on its own call every 200 ms, with the same title: the wait goes on, not anew.
+    const { terminal, goOn } = rogueAtTerminal("same-call-updates");
+    const drawnAfter = /\[rogue\] updates for 3 s[\s\S]*?waiting for npm test … (\d+) s/;
+    await terminal.waitFor(drawnAfter);
+    const drawn = terminal.screen().match(drawnAfter)!;
+    // A second at least, however late a crowded machine let the client see the call's start.
+    assert.ok(Number(drawn[1]) >= 1, drawn[0]);
+    goOn();
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    assert.ok(screen.includes("│ all passed"), JSON.stringify(screen));
+  },
+});
+
+Deno.test({
+  name:
     "terminal: the progress line of a turn never names a call of an earlier turn that never ended",
   ignore: !hasScript,
   async fn() {
