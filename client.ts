@@ -2522,6 +2522,12 @@ function oneEditApart(a: string, b: string): boolean {
   return a[0] === b[1] && a[1] === b[0] && a.slice(2) === b.slice(2);
 }
 
+/**
+ * The YAML reader, loaded when an agent file is read: a program that imports `lend()` reads none,
+ * and does not even resolve it. Named by a constant, which Deno does not fetch ahead of the run
+ * as it does a literal `import("…")` (`deno task compile` embeds it with `--include`).
+ */
+const JS_YAML = "npm:js-yaml@^5.5.0";
 /** Reads the agent file, in the current folder or else next to `client.ts`; its errors name it. */
 async function readAgentFile(name: string, given: boolean) {
   const here = import.meta.dirname;
@@ -2555,8 +2561,7 @@ async function readAgentFile(name: string, given: boolean) {
  * only comments) has no keys. A mistake is named with its line.
  */
 async function readYaml(text: string, problem: (what: string) => ClientError): Promise<unknown> {
-  // Loaded here, not on import: a program that imports lend() reads no agent file.
-  const { loadAll, YAMLException } = await import("npm:js-yaml@^5.5.0");
+  const { loadAll, YAMLException } = (await import(JS_YAML)) as typeof import("npm:js-yaml@^5.5.0");
   try {
     return loadAll(text)[0];
   } catch (error) {

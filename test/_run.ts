@@ -760,25 +760,24 @@ export const SLOW_TOOL = `  {
 `;
 
 /**
- * A copy of `client.ts` with `entries` added to its `TOOLS`, after the tools it lends, exactly where
- * the README tells a reader to add a tool; nothing else is edited. An entry whose name the client
- * lends already (a copier who pasted the README's tools has them) is not added twice. Returns the
- * copy's path.
+ * A copy of `client.ts` (or of `from`) with `entries` added to its `TOOLS`, after the tools it
+ * lends, exactly where the README tells a reader to add a tool; nothing else is edited. An entry
+ * whose name the client lends already (a copier who pasted the README's tools has them) is not
+ * added twice. Returns the copy's path.
  */
-export function clientWithTools(entries: string): string {
-  const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
-  const registry = /(\nexport const TOOLS: readonly Tool\[\] = \[\n[\s\S]*?\n {2}\}\),\n)(\];\n)/;
-  if (!registry.test(source)) throw new Error("client.ts has no TOOLS list where the README says");
-  const lent = new Set(TOOLS.map((tool) => tool.name));
+export function clientWithTools(entries: string, from = `${ROOT}/client.ts`): string {
+  const source = Deno.readTextFileSync(from);
+  // The list, to the line that closes it, however its entries are written: `tool({…}),` or `{…},`.
+  const registry = /(\nexport const TOOLS: readonly Tool\[\] = \[\n[\s\S]*?\n)(\];\n)/;
+  const list = source.match(registry)?.[1];
+  if (list === undefined) throw new Error("client.ts has no TOOLS list where the README says");
+  const lent = new Set([...list.matchAll(/\n {4}name: "([^"]*)"/g)].map((m) => m[1]));
   // Each entry starts a line: `  tool({`, as the README writes them, or a bare `  {`.
   const added = entries.split(/\n(?= {0,2}(?:tool\()?\{\n)/).filter((entry) => {
     const name = entry.match(/name: "([^"]*)"/)?.[1];
     return name === undefined || !lent.has(name);
   });
-  return tempFile(
-    "client.ts",
-    source.replace(registry, (_, list, end) => `${list}${added.join("\n")}${end}`),
-  );
+  return tempFile("client.ts", source.replace(registry, `$1${added.join("\n")}$2`));
 }
 
 /**

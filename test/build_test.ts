@@ -4,8 +4,21 @@
  */
 
 import assert from "./_assert.ts";
+import { VERSION } from "../client.ts";
 import { MODEL_NAMES, passedEnv, ROOT, RUN_MS, within } from "./_run.ts";
 import { SCRATCH, scratchDir } from "./_scratch.ts";
+
+Deno.test("build: the package is publishable as deno.json names it: its version is the client's, its licence the LICENSE file's and client.ts's SPDX line", () => {
+  const config = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
+  assert.match(config.name, /^@[a-z0-9-]+\/[a-z0-9-]+$/);
+  assert.equal(config.version, VERSION);
+  assert.equal(config.license, "MIT");
+  assert.equal(config.exports, "./client.ts");
+  assert.match(Deno.readTextFileSync(`${ROOT}/LICENSE`), /^MIT License\n/);
+  const [, second] = Deno.readTextFileSync(`${ROOT}/client.ts`).split("\n");
+  assert.equal(second, "// SPDX-License-Identifier: MIT", "the line after the shebang");
+  assert.match(config.tasks.check, /deno publish --dry-run/, "deno task check tries a publish");
+});
 
 /** Runs a `deno task` in `cwd` (default: the project folder), with a deadline. */
 async function task(name: string, env: Record<string, string>, cwd = ROOT) {

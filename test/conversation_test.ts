@@ -9,6 +9,7 @@
 import assert from "./_assert.ts";
 import { DEFAULT_QUESTION } from "../client.ts";
 import {
+  agentFileWith,
   ANSWER_LINE,
   ANSWER_PREFIX,
   assertInOrder,
@@ -706,6 +707,90 @@ Deno.test("--json: stdout has the updates as mm sent them, requests with their a
   assert.ok(
     run.log.some((l) => l.startsWith("[client] memory") || l.startsWith("[client] host_info")),
   );
+});
+
+/** A kind of `--json` line as the README's Scripts section describes it: its keys, its fields. */
+type JsonKind = { keys: string[]; fields: string[][] }; // each field: one path, or alternatives
+
+/** The kinds of `--json` line the README describes, read from its Scripts section. */
+function describedKinds(): JsonKind[] {
+  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+  const section = readme.slice(
+    readme.indexOf("## Scripts"),
+    readme.indexOf("\n## ", readme.indexOf("## Scripts") + 1),
+  );
+  const items = section.split("\n- ").slice(1).map((item) => item.split("\n\n")[0]);
+  assert.ok(items.length >= 5, `the README's Scripts section lists the line kinds:\n${section}`);
+  return items.map((item) => {
+    const keys = [...item.match(/^`\{([^}]*)\}`/)![1].matchAll(/"(\w+)"/g)].map((m) => m[1]);
+    // The fields it names: `a.b`, each of a key of the line; `x` or `y`: either.
+    const fields: string[][] = [];
+    const named = [...item.matchAll(/`(\w+(?:\.\w+)*)`( or )?/g)];
+    for (const [i, [, path]] of named.entries()) {
+      if (!keys.includes(path.split(".")[0])) continue;
+      if (i > 0 && named[i - 1][2]) fields.at(-1)!.push(path);
+      else fields.push([path]);
+    }
+    return { keys: keys.toSorted(), fields };
+  });
+}
+
+/** The value at a path (`result.text`) of a line. */
+const at = (line: Record<string, unknown>, path: string): unknown =>
+  path.split(".").reduce<unknown>(
+    (value, key) =>
+      value && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined,
+    line,
+  );
+
+Deno.test("--json: every line a run writes is of a kind the README's Scripts section describes, with the fields it names; and each kind it describes is written", async () => {
+  const kinds = describedKinds();
+  // A turn with calls, asked permission for (yolo: false); -i's turns; --sessions; a failure.
+  const agent = agentFileWith({ "yolo: true": "yolo: false" });
+  const runs = await Promise.all([
+    runClient({
+      args: ["--json", "--agent", agent, "-i", "What OS?"],
+      stdin: "And the CPU?\n",
+      readAlso: [agent],
+    }),
+    runClient({ args: ["--json", "--sessions"] }),
+    runClient({ noMm: true, args: ["--json", "--mm", "/nonexistent/mm"] }),
+  ]);
+  const seenKinds = new Set<JsonKind>();
+  for (const run of runs) {
+    for (const line of lines(run.stdout)) {
+      const keys = Object.keys(line).toSorted();
+      const kind = kinds.find((k) => JSON.stringify(k.keys) === JSON.stringify(keys));
+      assert.ok(kind, `a line of no kind the README describes: ${JSON.stringify(line)}`);
+      seenKinds.add(kind);
+      for (const either of kind.fields) {
+        const has = either.some((path) => at(line, path) !== undefined);
+        assert.ok(has, `${either.join(" or ")} missing: ${JSON.stringify(line).slice(0, 300)}`);
+      }
+    }
+  }
+  const unseen = kinds.filter((kind) => !seenKinds.has(kind)).map((kind) => kind.keys.join(", "));
+  assert.deepEqual(unseen, [], "kinds the README describes that no run wrote");
+  assert.ok(runs[0].stdout.includes('"method":"session/request_permission"'), runs[0].stdout);
+});
+
+/** Whether `jq` is here, for the README's examples. */
+const hasJq = new Deno.Command("sh", { args: ["-c", "command -v jq"], stdout: "null" }).outputSync()
+  .success;
+
+Deno.test({
+  name: "--json: the README's jq examples pick the answer, and the tool calls' titles",
+  ignore: !hasJq,
+  async fn() {
+    const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+    const examples = [...readme.matchAll(/^(deno task -q demo -- --json \| jq .*?)(  +# .*)?$/gm)];
+    assert.equal(examples.length, 2, "the README's two jq lines");
+    const deno = Deno.execPath().replace(/\/[^/]*$/, "");
+    const env = { PATH: `${deno}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}` };
+    const [answer, calls] = await Promise.all(examples.map((m) => runShell(m[1], env)));
+    assert.match(answer.stdout, new RegExp(`^${ANSWER_PREFIX}.*\n$`));
+    assert.equal(calls.stdout, "client: host_info\nclient: host_info\n");
+  },
 });
 
 Deno.test("--json: with -i one result line per turn, and nothing but JSON on stdout", async () => {

@@ -163,6 +163,30 @@ Deno.test("library: importing client.ts runs nothing, reads nothing and needs no
   assert.equal(ran.stderr, "");
 });
 
+Deno.test("library: a program that imports lend() and reads no agent file does not even fetch the YAML reader", async () => {
+  const folder = scratchDir("no-yaml-");
+  const cache = `${folder}/deno-dir`; // empty: what the run needs, it fetches
+  const file = `${folder}/imports.ts`;
+  const imported = new URL(`file://${ROOT}/client.ts`).href;
+  Deno.writeTextFileSync(file, `import { lend } from "${imported}";\nconsole.log(typeof lend);\n`);
+  const args = ["run", "--no-config", "--no-lock", "--no-prompt", file];
+  const ran = await deno(args, folder, undefined, { DENO_DIR: cache });
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.equal(ran.stdout, "function\n");
+  const fetched = exists(`${cache}/npm/registry.npmjs.org/js-yaml`);
+  assert.equal(fetched, false, "js-yaml was fetched for a program that reads no agent file");
+});
+
+/** Whether `path` exists. */
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The first `ts ignore` block of the README after `heading`. */
 function readmeBlock(heading: string): string {
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);

@@ -42,6 +42,7 @@ import {
   seen,
   SLOW_TOOL,
   tempFile,
+  TOOL_NAMES,
   traced,
   WAIT_MS,
   within,
@@ -711,6 +712,23 @@ Deno.test("tools: the permission policy follows TOOLS: a lent tool is allowed, i
   assert.deepEqual(refused.find((a) => a.id === 1)?.error?.code, -32601, "not lent: not found");
 });
 
+Deno.test("tools: the tests' editor of TOOLS adds after the last entry, whether it is written tool({…}) or as a plain object", async () => {
+  const entry = (name: string, wrapped: boolean) => {
+    const body =
+      `    name: "${name}",\n    description: "A test.",\n    method: "_test/${name}",\n` +
+      `    inputSchema: { type: "object" },\n    call: () => toolText("${name}"),\n`;
+    return wrapped ? `  tool({\n${body}  }),\n` : `  {\n${body}  },\n`;
+  };
+  const afterWrapped = clientWithTools(entry("plain", false)); // host_info's entry is tool({…})
+  const afterPlain = clientWithTools(entry("wrapped", true) + entry("plain", false), afterWrapped);
+  const { TOOLS: tools } = await import(new URL(`file://${afterPlain}`).href);
+  assert.deepEqual(tools.map((lent: Tool) => lent.name), [
+    ...TOOL_NAMES.split(", "),
+    "plain",
+    "wrapped",
+  ]);
+});
+
 /** The README's two example tools, as it shows them: its first two `ts` blocks after the heading. */
 function readmeTools(): { envVar: string; slowEcho: string } {
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
@@ -980,7 +998,7 @@ Deno.test("README: its table of how the client does it names only what client.ts
   const terminal = rows.findIndex((row) => row.startsWith("| what you see"));
   assert.ok(terminal > 0, `no "what you see" row:\n${rows.join("\n")}`);
   for (const [i, row] of rows.entries()) {
-    const names = [...row.split("|")[3].matchAll(/`(\w+(\.\w+)?)(\(\))?`/g)].map((m) => m[1]);
+    const names = [...row.split("|")[2].matchAll(/`(\w+(\.\w+)?)(\(\))?`/g)].map((m) => m[1]);
     assert.ok(names.length > 0, `a row that names nothing in client.ts: ${row}`);
     for (const name of names) {
       const at = definedAt(name);
