@@ -337,7 +337,10 @@ function startMm({ command = "mm", args = ["-acp", "-agent", "agent.yaml"], cwd 
   }
 }
 
-/** The `initialize` params: the tools (`meta`), or `true` (`request`; "Découverte"). */
+/**
+ * The `initialize` params: the tools (`meta`), or `true` (`request`; "Découverte").
+ * @ignore The lesson's, exported for its tests and the benchmark's reference client.
+ */
 export function initializeParams(discovery: string, tools: readonly Tool[]): {
   protocolVersion: 1;
   clientInfo: { name: string; version: string };
@@ -349,11 +352,17 @@ export function initializeParams(discovery: string, tools: readonly Tool[]): {
   const _meta = { "org.mini-me/tools": discovery === "request" ? true : describeTools(tools) };
   return { protocolVersion: 1, clientInfo, clientCapabilities: { fs, terminal: false, _meta } };
 }
-/** The tools as mm reads them: in `initialize`, or in the answer to the list request. */
+/**
+ * The tools as mm reads them: in `initialize`, or in the answer to the list request.
+ * @ignore The lesson's, exported for its tests and the benchmark's reference client.
+ */
 export function describeTools(tools: readonly Tool[]): Omit<Tool, "call">[] {
   return tools.map(({ call: _, ...description }) => description);
 }
-/** A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête". */
+/**
+ * A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête".
+ * @ignore The lesson's, exported for its tests and the benchmark's reference client.
+ */
 export function readToolCall(params: unknown): { args: unknown; sessionId: string } {
   if (!isObject(params)) return { args: params ?? {}, sessionId: "?" };
   const { _meta, ...args } = params;
@@ -793,6 +802,7 @@ function toolProblem(entry: Tool, before: readonly Tool[]): string | undefined {
 /**
  * The name the model sees (acp-client-tools.md, "Description d'un outil"): each character outside
  * `[A-Za-z0-9]` is `_`, a run of `_` one, leading and trailing `_` go: `client_open_buffers`.
+ * @ignore Exported for its tests.
  */
 export function modelName(name: string): string {
   return `client_${name.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_|_$/g, "")}`;
@@ -949,6 +959,7 @@ const EXIT_GRACE_MS = 2000;
  * Kills a child's process group, with whatever the child left running in it, and waits (a second
  * at most) until it is gone; where the group cannot be signalled (Windows refuses a negative pid;
  * a child that leads none), the child itself.
+ * @ignore Exported for its tests.
  */
 export async function killGroup(child: Deno.ChildProcess): Promise<void> {
   try {

@@ -22,7 +22,7 @@ const START_PERMISSIONS = String(JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.
   .split(/\s+/).filter((word) => word.startsWith("--allow-"));
 
 type Client = "client" | "sdk" | "floor";
-type Mode = "pipelined" | "sequential" | "big" | "startup" | "notool";
+type Mode = "pipelined" | "sequential" | "big" | "startup" | "notool" | "help";
 /** What a run reports: the agent's measures, and `exitAfterMs`; `null` where there is no figure. */
 type Report = Record<string, number | null>;
 
@@ -46,8 +46,32 @@ function command(client: Client): string[] {
   }
 }
 
+/**
+ * `help`: how soon each client has done its first work — `client.ts --help` printed its usage and
+ * exited; the SDK client, which has no `--help`, sent mm `initialize` (`readyAfterMs`).
+ */
+async function measureHelp(client: Client): Promise<Report> {
+  if (client !== "client") {
+    const report = await measure(client, "startup");
+    return { readyAfterMs: report.initializeAfterMs };
+  }
+  const started = performance.now();
+  const args = command("client").filter((arg) => arg !== "How much memory?");
+  const { code } = await new Deno.Command(Deno.execPath(), {
+    args: [...args, "--help"],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).output();
+  if (code !== 0) throw new Error(`client.ts --help failed (${code})`);
+  return { readyAfterMs: performance.now() - started };
+}
+
 /** One run of a client against the agent in a mode; `exitAfterMs`: from its spawn to its exit. */
 async function measure(client: Client, mode: Mode): Promise<Report> {
+  if (mode === "help") return await measureHelp(client);
   const out = Deno.makeTempFileSync({ prefix: "bench-" });
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
@@ -160,6 +184,13 @@ const PARTS: { mode: Mode; clients: Client[]; measures: Measure[]; times?: numbe
     clients: ["client", "sdk", "floor"],
     measures: [
       ["start-up, until mm gets initialize", "initializeAfterMs", "ms", "low", 0.8, "sdk"],
+    ],
+  },
+  {
+    mode: "help",
+    clients: ["client", "sdk"],
+    measures: [
+      ["--help printed (SDK: until mm gets initialize)", "readyAfterMs", "ms", "low", 0.8, "sdk"],
     ],
   },
   {
