@@ -271,7 +271,7 @@ class Session {
    * the asker, one question at a time (`askInTurn()`); none, or nothing to allow: refused.
    */
   answerPermission(params: unknown, signal: AbortSignal): unknown {
-    const request = permissionRequest(params);
+    const request = permissionRequest(params, this.turn);
     this.view.permissionRequested?.(request);
     if (this.turn?.cancelled) return this.answered(request, CANCELLED, TURN_CANCELLED);
     const decision = decide(request, this.tools);
@@ -288,7 +288,7 @@ class Session {
   answered(request: PermissionRequest, outcome: Outcome, how = ""): { outcome: Outcome } {
     const allowed = allows(request.options, outcome);
     const said = allowed ? "allowed" : "refused";
-    this.view.log?.(`permission for ${JSON.stringify(request.title ?? "")}: ${said}${how}`);
+    this.view.log?.(`permission for ${callName(request)}: ${said}${how}`);
     if (!allowed && this.turn) this.turn.refused = true;
     this.view.permissionAnswered?.(request, allowed);
     return { outcome };
@@ -1046,10 +1046,13 @@ function iterate(questions: LendOptions["questions"]): Iterator<string> | AsyncI
 }
 
 // ─── A turn: its cancel and the cancel's grace, its silence ─
-/** One prompt turn, made when it starts: its answer's text, a refusal, its cancel. */
+/** One prompt turn, made when it starts: its answer's text, its calls, a refusal, its cancel. */
 class TurnState implements Turn {
   text = "";
   refused = false;
+  /** What the agent said of each call, by its id: a permission may name a call by its id alone. */
+  readonly calls = new Map<string, Record<string, unknown>>();
+  #messageId: unknown; // the last chunk's, if it had one
   timedOut = false;
   reason: unknown; // the cancel's: what the session ends with if mm must be killed
   readonly stopped = new AbortController(); // aborts when the turn is cancelled
@@ -1082,14 +1085,33 @@ class TurnState implements Turn {
     this.#ended = true;
     this.#stopGrace();
   }
-  /** An update of this turn: the answer's text as it streams. */
+  /** An update of this turn: the answer's text as it streams, its messages apart; a call. */
   heard(update: unknown): void {
-    const [kind, content] = fields(update, "sessionUpdate", "content");
+    const [kind, content, messageId] = fields(update, "sessionUpdate", "content", "messageId");
     const [type, text] = fields(content, "type", "text");
     if (kind === "agent_message_chunk" && type === "text" && typeof text === "string") {
+      if (startsMessage(this.#messageId, messageId)) this.text += paragraph(this.text);
+      this.#messageId = messageId;
       this.text += text;
     }
+    if (kind !== "tool_call" && kind !== "tool_call_update") return;
+    const id = String(field(update, "toolCallId"));
+    this.calls.set(id, { ...this.calls.get(id), ...fieldsSaid(update) });
   }
+}
+/**
+ * Whether a chunk of agent text starts a message of its own: ACP v1's `messageId`, which differs
+ * from the previous chunk's. Chunks without ids are one text, as they always were.
+ */
+function startsMessage(previous: unknown, messageId: unknown): boolean {
+  return typeof previous === "string" && typeof messageId === "string" && previous !== messageId;
+}
+/** What starts a new paragraph after `text`: a blank line, whether or not its last line ended. */
+const paragraph = (text: string) => text.endsWith("\n") ? "\n" : "\n\n";
+/** The fields an update or a call sets (those `undefined` or `null` say nothing), but its kind. */
+function fieldsSaid(value: unknown): Record<string, unknown> {
+  const entries = Object.entries(isObject(value) ? value : {});
+  return Object.fromEntries(entries.filter(([key, v]) => v != null && key !== "sessionUpdate"));
 }
 /**
  * `turnTimeout`: when mm has sent nothing for the turn that long (mm waiting for the client's
@@ -1114,13 +1136,34 @@ function watchSilence(turn: TurnState, connection: Connection, seconds?: number)
 }
 
 // ─── Asking the person: one question at a time, and one that no longer stands ─
-/** A permission request, as its params give it. */
-function permissionRequest(params: unknown): PermissionRequest {
-  const toolCall = field(params, "toolCall");
+/**
+ * A permission request, as its params give it, and the call as the agent described it: some
+ * agents name the call by its `toolCallId` alone, its title and input in the `tool_call` before.
+ */
+function permissionRequest(params: unknown, turn?: TurnState): PermissionRequest {
+  const own = fieldsSaid(field(params, "toolCall"));
+  const earlier = turn?.calls.get(String(own.toolCallId));
+  const toolCall = { ...earlier, ...own }; // what it says now, over what it said before
   const text = (value: unknown) => typeof value === "string" ? value : undefined;
   const [title, kind] = fields(toolCall, "title", "kind").map(text);
   const options = list(field(params, "options")).filter(isObject);
-  return { title, kind, toolCall: isObject(toolCall) ? toolCall : {}, options };
+  return { title, kind, toolCall, options };
+}
+/**
+ * How the log names the call a permission is for: its title; else its id, and whether the agent
+ * described it at all (no title, no input, no content: then nobody may allow it unseen).
+ */
+function callName(request: PermissionRequest): string {
+  if (request.title !== undefined) return JSON.stringify(request.title);
+  const id = String(request.toolCall.toolCallId ?? "?");
+  if (!described(request.toolCall)) return `a call the agent did not describe (${id})`;
+  return `an untitled call (${id})`;
+}
+/** Whether the agent said anything of what a call would do: a title, an input, content, places. */
+export function described(toolCall: Record<string, unknown>): boolean {
+  const { title, rawInput, content, locations } = toolCall;
+  return typeof title === "string" || rawInput != null || list(content).length > 0 ||
+    list(locations).length > 0;
 }
 /** Puts a permission to the asker after those asked before it: one question at a time, in order. */
 function askInTurn(
@@ -1797,12 +1840,17 @@ function conversation(out: Output): StdoutView {
     },
   };
 }
-/** `-q`: stdout is the answer's text alone, ending with a newline. */
+/** `-q`: stdout is the answer's text alone, a message of its own a paragraph, ending with a newline. */
 function answerAlone(out: Output): StdoutView {
+  let messageId: unknown; // the last chunk's, if it had one
   return {
     update: (notification, replay) => {
-      const [kind, content] = fields(field(notification, "update"), "sessionUpdate", "content");
+      const update = field(notification, "update");
+      const [kind, content] = fields(update, "sessionUpdate", "content");
       if (replay || kind !== "agent_message_chunk" || field(content, "type") !== "text") return;
+      const another = startsMessage(messageId, field(update, "messageId"));
+      messageId = field(update, "messageId");
+      if (another) out.print(out.stdout, out.stdout.open ? "\n\n" : "\n");
       out.print(out.stdout, blockText(content)); // not an image's `[image]`: text alone
     },
     turnEnded: () => {
@@ -1816,12 +1864,21 @@ function answerAlone(out: Output): StdoutView {
  */
 function jsonLines(out: Output): StdoutView {
   let sessionId: string | undefined;
+  // A permission's call as the agent described it, by its id: its title and input may have come in
+  // the `tool_call` before the request, which names it by its id alone.
+  const calls = new Map<unknown, Record<string, unknown>>();
   return {
     opened: (id) => {
       sessionId = id;
     },
     update: (notification) => out.record(notification),
-    answered: (method, params, answer) => out.record({ request: { method, params }, answer }),
+    permissionRequested: (request) => calls.set(request.toolCall.toolCallId, request.toolCall),
+    answered: (method, params, answer) => {
+      const id = field(field(params, "toolCall"), "toolCallId");
+      const call = method === "session/request_permission" ? calls.get(id) : undefined;
+      calls.delete(id);
+      out.record({ request: { method, params, call }, answer });
+    },
     turnEnded: ({ stopReason, text }) => out.record({ result: { stopReason, sessionId, text } }),
     sessions: (found) => {
       out.record({ sessions: found });
@@ -1830,12 +1887,21 @@ function jsonLines(out: Output): StdoutView {
     failed: (message, exitCode) => out.record({ error: { message, exitCode } }),
   };
 }
-/** mm's stderr, passed on byte for byte, whole lines as they come; `release()`: an unended one. */
+/**
+ * mm's stderr, whole lines as they come; `release()`: an unended one. To a file or a pipe, byte for
+ * byte; at a terminal, through the filter the conversation goes through: mm may not move the
+ * cursor, rewrite lines, set the title or write the clipboard there either.
+ */
 function wholeLines(out: Output) {
   const held: Uint8Array[] = []; // the start of a line mm has not ended yet
   let size = 0;
+  const decoder = new TextDecoder(); // a character split between two pieces is decoded whole
+  const pass = (part: Uint8Array) => {
+    if (!out.stderr.terminal) return out.put(out.stderr, part);
+    out.print(out.stderr, decoder.decode(part, { stream: true }));
+  };
   const release = (...more: Uint8Array[]) => {
-    for (const part of [...held.splice(0), ...more]) out.put(out.stderr, part);
+    for (const part of [...held.splice(0), ...more]) pass(part);
     size = 0;
   };
   const push = (chunk: Uint8Array) => {
@@ -1877,7 +1943,15 @@ const DETAILS: Record<string, (update: Record<string, unknown>) => string[]> = {
 };
 
 /** A tool call as shown so far; `refused`: its permission was, and that is its end as shown. */
-type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolean; refused?: true };
+type Call = {
+  title: string;
+  lines: string[];
+  rawOutput?: unknown;
+  done?: boolean;
+  refused?: true;
+  /** What a terminal the client never lent printed, as the agent's `_meta` says; its exit. */
+  terminal?: { output: string; exitCode?: unknown; shown?: true };
+};
 /**
  * The conversation on one stream, as ACP means it: the answer as it streams, each tool call once
  * (and again when renamed), its content as it grows, a refusal; `replay`: dimmed, with the questions.
@@ -1885,6 +1959,7 @@ type Call = { title: string; lines: string[]; rawOutput?: unknown; done?: boolea
 class Screen {
   readonly #calls = new Map<string, Call>();
   #textBreak = false; // the next text starts a line: it follows a tool call or a block
+  #messageId: unknown; // the last chunk of text's, if it had one
   readonly #style?: number;
   constructor(readonly out: Output, readonly to: Stream, readonly replay: boolean) {
     this.#style = replay ? DIM : undefined;
@@ -1894,7 +1969,7 @@ class Screen {
     const [kind, content] = fields(update, "sessionUpdate", "content");
     switch (kind) {
       case "agent_message_chunk":
-        return this.#text(content);
+        return this.#text(content, field(update, "messageId"));
       case "user_message_chunk":
         if (this.replay) this.out.line(this.to, `❓ ${blockText(content)}`, DIM);
         return;
@@ -1903,11 +1978,14 @@ class Screen {
         return this.#toolCall(update);
     }
   }
-  /** The answer as it streams; a non-text block on a line of its own. */
-  #text(content: unknown): void {
+  /** The answer as it streams, a message of its own a paragraph; a non-text block on its own line. */
+  #text(content: unknown, messageId: unknown): void {
     const text = blockText(content);
     const isText = field(content, "type") === "text";
     if (text === "") return; // a chunk of only `_meta`
+    const another = startsMessage(this.#messageId, messageId);
+    this.#messageId = messageId;
+    if (another && !this.#textBreak) this.out.print(this.to, this.to.open ? "\n\n" : "\n");
     if (this.#textBreak && this.to.open) this.out.print(this.to, "\n"); // on a line of its own
     this.#textBreak = !isText;
     if (isText) return this.out.print(this.to, text, this.#style);
@@ -1925,6 +2003,28 @@ class Screen {
     if (call.done && lines.length === 0) lines = rawOutputLines(call.rawOutput);
     for (const line of unshown(call.lines, lines)) this.out.line(this.to, `│ ${line}`, this.#style);
     call.lines = lines;
+    this.#terminalOutput(call, update);
+  }
+  /**
+   * A terminal the client never lent (it says `terminal: false`) that an agent reports on anyway,
+   * the output in its update's `_meta` (`terminal_output_delta`, `terminal_exit`): shown as
+   * `rawOutput` is, once the call has ended, with its exit code when not 0.
+   */
+  #terminalOutput(call: Call, update: unknown): void {
+    const meta = field(update, "_meta");
+    const data = field(field(meta, "terminal_output_delta"), "data");
+    const exit = field(meta, "terminal_exit");
+    if (typeof data === "string" || exit !== undefined) call.terminal ??= { output: "" };
+    if (!call.terminal || call.terminal.shown) return;
+    if (typeof data === "string") call.terminal.output += data;
+    if (exit !== undefined) call.terminal.exitCode = field(exit, "exit_code");
+    if (!call.done && exit === undefined) return;
+    call.terminal.shown = true;
+    const { output, exitCode } = call.terminal;
+    for (const line of rawOutputLines(output)) this.out.line(this.to, `│ ${line}`, this.#style);
+    if (typeof exitCode === "number" && exitCode !== 0) {
+      this.out.line(this.to, `│ [exit code ${exitCode}]`, this.#style);
+    }
   }
   /** The call an update or a permission is about: shown when first seen, and when renamed. */
   see(toolCall: unknown): Call {
@@ -2067,10 +2167,14 @@ async function askPerson(
   return { outcome: "selected", optionId: String(picked.option.optionId) };
 }
 /** What a call asked about would do: its kind, its command or input, its diffs, its places. */
-function whatItWouldDo(toolCall: unknown): string[] {
+function whatItWouldDo(toolCall: Record<string, unknown>): string[] {
   const [kind, input] = fields(toolCall, "kind", "rawInput");
   const lines = [`kind: ${typeof kind === "string" ? kind : "other"}`];
-  const command = field(input, "command");
+  if (!described(toolCall)) {
+    lines.push("a call the agent did not describe: nothing says what it does");
+  }
+  // A command, as a shell tool's input has it, or an MCP tool's arguments (codex's `rawInput`).
+  const command = field(input, "command") ?? field(field(input, "arguments"), "command");
   if (typeof command === "string") lines.push(`command: ${command}`);
   else if (isObject(input) && Object.keys(input).length > 0) {
     lines.push(`input: ${JSON.stringify(input)}`);

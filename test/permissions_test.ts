@@ -259,6 +259,77 @@ Deno.test("permissions: the policy allows exactly client: host_info and only pic
   );
 });
 
+// ─── A permission that names its call by its id alone ────────────────────────
+
+/** The newest agents' permission for a call named by its id (peer scenario `newest`, shape 1). */
+const BY_ID = { ROGUE_SCENARIO: "newest", ROGUE_SHAPE: "1" };
+const BY_ID_TITLE = "mcp.interop_shell.run_command";
+const BY_ID_COMMAND = "touch /tmp/marker-49a27cd39fc5 && ls /";
+
+Deno.test("permissions: a permission that names its call by its id alone is logged, shown and decided by what the tool_call of that id said before", async () => {
+  const run = await runRogue("newest", { env: BY_ID });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(run.log.includes(`[client] permission for "${BY_ID_TITLE}": refused`), run.stderr);
+  assert.deepEqual(run.out.filter((line) => line.startsWith("🛠️")), [`🛠️ ${BY_ID_TITLE}`]);
+  assert.ok(run.out.includes(`✖ ${BY_ID_TITLE} refused`), run.stdout);
+  const json = await runRogue("newest", { env: BY_ID, args: ["--json"] });
+  const asked = json.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
+    .find((line) => line.request?.method === "session/request_permission");
+  assert.equal(asked.request.call.title, BY_ID_TITLE);
+  assert.equal(asked.request.call.rawInput.arguments.command, BY_ID_COMMAND);
+  assert.deepEqual(asked.request.params.toolCall, {
+    toolCallId: "call_interop_57566a98",
+    kind: "execute",
+    status: "pending",
+  }, "the params as the agent sent them");
+  // The policy reads the call as described: the client's own tool, named only by its id.
+  const own = await runRogue("permission-by-id");
+  assert.ok(own.log.includes('[client] permission for "client: host_info": allowed'), own.stderr);
+  assert.ok(
+    seen(own.log).includes(
+      'answer {"jsonrpc":"2.0","id":700,"result":{"outcome":{"outcome":"selected","optionId":"yes"}}}',
+    ),
+    own.stderr,
+  );
+});
+
+Deno.test("permissions: a permission for a call the agent never described says so, and is never allowed unasked", async () => {
+  const run = await runRogue("newest", { env: { ...BY_ID, ROGUE_SKIP: "0" } });
+  assert.equal(run.code, 0, run.stderr);
+  const refused = "[client] permission for a call the agent did not describe " +
+    "(call_interop_57566a98): refused";
+  assert.ok(run.log.includes(refused), run.stderr);
+});
+
+Deno.test({
+  name:
+    "permissions: at a terminal the question about a call named by its id shows what the earlier tool_call said, or that nothing did",
+  ignore: !hasScript,
+  async fn() {
+    for (const skip of ["", "0"]) {
+      const env = { ROGUE_SHAPE: "1", ROGUE_SKIP: skip };
+      const { terminal, pidFile } = peerAtTerminal("newest", ["Hi"], env);
+      await atPermissionQuestion(terminal);
+      await terminal.type("r");
+      const { code, screen } = await terminal.done();
+      assert.equal(code, 0, JSON.stringify(screen));
+      const lines = visibleLines(screen);
+      const what = skip === ""
+        ? [`🛠️ ${BY_ID_TITLE}`, "   kind: execute", `   command: ${BY_ID_COMMAND}`]
+        : [
+          "🛠️ call_interop_57566a98",
+          "   kind: execute",
+          "   a call the agent did not describe: nothing says what it does",
+        ];
+      assertInOrder(lines, [
+        ...what,
+        "   [a] Allow  [A] Allow for this session  [r] Cancel  (Enter: Cancel)",
+      ]);
+      await assertNoPeerLeft(pidFile);
+    }
+  },
+});
+
 // ─── The person at a terminal decides ────────────────────────────────────────
 
 /** The question the client puts about mm's `ls -la /srv` (peer scenario `ask-shell`). */

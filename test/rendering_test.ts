@@ -16,6 +16,7 @@ import assert from "./_assert.ts";
 import { DEFAULT_QUESTION, sameStream, showControls } from "../client.ts";
 import {
   ANSWER_PREFIX,
+  assertInOrder,
   assertNoPeerLeft,
   assertTook,
   clientCommand,
@@ -493,6 +494,40 @@ Deno.test("rendering: control characters from mm are shown as their pictures, no
   assert.equal(showControls("\x7f\x9b2J é 日本"), "␡�2J é 日本");
 });
 
+/** The frames of the newest agents, sent by the misbehaving peer: the line `shape` of its data. */
+const newest = (shape: number, env: Record<string, string> = {}, args: string[] = []) =>
+  runRogue("newest", { env: { ROGUE_SHAPE: String(shape), ...env }, args: [...args, "Hi"] });
+
+Deno.test("rendering: two messages told apart by their messageId alone are two paragraphs, in the conversation, with -q and in --json's text", async () => {
+  const first = "INTEROP-OK: I will list / with the shell tool.";
+  const second = 'INTEROP-FINAL: the shell tool answered: "Chunk ID:';
+  const shown = await newest(0);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.ok(shown.stdout.includes(`${first}\n\n${second}`), JSON.stringify(shown.stdout));
+  const quiet = await newest(0, {}, ["-q"]);
+  assert.ok(quiet.stdout.startsWith(`${first}\n\n${second}`), JSON.stringify(quiet.stdout));
+  const json = await newest(0, {}, ["--json"]);
+  const result = JSON.parse(json.stdout.trimEnd().split("\n").at(-1)!).result;
+  assert.ok(result.text.startsWith(`${first}\n\n${second}`), JSON.stringify(result));
+});
+
+Deno.test("rendering: output the agent reports in _meta for a terminal the client never lent is shown as │ lines, 20 at most, with its exit code when not 0", async () => {
+  const run = await newest(2);
+  assert.equal(run.code, 0, run.stderr);
+  const listing = ["bin", "boot", "container_info.json", "dev", "etc", "farm", "home", "lib"];
+  assertInOrder(run.out, [
+    "🛠️ touch /tmp/marker-ae8e6e0d08d0 && ls /",
+    "│ [terminal call_interop_3574b9de]",
+    ...listing.map((name) => `│ ${name}`),
+    "│ srv",
+    "│ … (5 more lines)",
+    "[end_turn]",
+  ]);
+  assert.ok(!run.out.some((line) => line.includes("exit code")), run.stdout);
+  const failed = await newest(2, { ROGUE_EXIT_CODE: "2" });
+  assertInOrder(failed.out, ["│ … (5 more lines)", "│ [exit code 2]", "[end_turn]"]);
+});
+
 /** HOSTILE as a terminal must show it: control characters as their pictures. */
 const HOSTILE_SHOWN = HOSTILE
   .replace(/[\x00-\x08\x0b-\x1f]/g, (c) => String.fromCodePoint(0x2400 + c.codePointAt(0)!))
@@ -501,7 +536,7 @@ const HOSTILE_SHOWN = HOSTILE
 
 Deno.test({
   name:
-    "rendering: at a terminal mm's control characters are shown, not obeyed; the client's colours stay",
+    "rendering: at a terminal mm's control characters are shown, not obeyed, in its log too; the client's colours stay",
   ignore: !hasScript,
   async fn() {
     const pidFile = tempFile("pid", "");
@@ -526,6 +561,7 @@ Deno.test({
         `🛠️ ti␍tle${HOSTILE_SHOWN}`,
         `│ result${HOSTILE_SHOWN}`,
         "[client] bad frame from mm: ␛[2Jbad frame␇",
+        `[mm] log${HOSTILE_SHOWN}`,
       ]
     ) {
       assert.ok(lines.includes(wanted), `${JSON.stringify(wanted)} in ${JSON.stringify(screen)}`);
@@ -536,8 +572,9 @@ Deno.test({
   },
 });
 
-Deno.test("rendering: in a pipe mm's text reaches stdout byte for byte", async () => {
+Deno.test("rendering: in a pipe mm's text reaches stdout, and its log stderr, byte for byte", async () => {
   const run = await runRogue("hostile-text");
+  assert.ok(run.stderr.includes(`[mm] log${HOSTILE}\n`), JSON.stringify(run.stderr));
   assert.equal(run.code, 0, run.stderr);
   assert.ok(run.out.includes(`🛠️ ti\rtle${HOSTILE}`), JSON.stringify(run.stdout));
   assert.ok(run.out.includes(`│ result${HOSTILE}`), JSON.stringify(run.stdout));

@@ -603,6 +603,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "hostile-text"() {
     const prompt = await handshake();
     const hostile = HOSTILE;
+    console.error(`[mm] log${hostile}`); // its own log, too
     await update({
       sessionUpdate: "tool_call",
       toolCallId: "h",
@@ -966,6 +967,38 @@ const scenarios: Record<string, () => Promise<void>> = {
       said = true;
     }
     await callUpdate("t1", { status: "completed", content: textContent("all passed\n") });
+    await endTurn(prompt);
+  },
+  async "newest"() {
+    // The frames a newest real adapter sent for one shape (test/data/newest-agents.jsonl, the
+    // line ROGUE_SHAPE), in a turn of its own; ROGUE_SKIP names frames to leave out (\`0,2\`),
+    // ROGUE_EXIT_CODE replaces a terminal's exit code. It reports the answers to its requests.
+    const prompt = await handshake();
+    const file = new URL("data/newest-agents.jsonl", import.meta.url);
+    const shapes = Deno.readTextFileSync(file).trim().split("\n").map((line) => JSON.parse(line));
+    const { frames } = shapes[Number(Deno.env.get("ROGUE_SHAPE") ?? 0)];
+    const skip = (Deno.env.get("ROGUE_SKIP") ?? "").split(",").filter((n) => n !== "").map(Number);
+    const exitCode = Deno.env.get("ROGUE_EXIT_CODE");
+    for (const [at, frame] of (frames as Message[]).entries()) {
+      if (skip.includes(at)) continue;
+      const params: Message = { ...(frame.params as Message), sessionId: SESSION };
+      const exit = ((params.update as Message)?._meta as Message)?.terminal_exit as Message;
+      if (exit && exitCode !== undefined) exit.exit_code = Number(exitCode);
+      if (!("id" in frame)) {
+        await send({ method: frame.method, params });
+        continue;
+      }
+      await send({ id: frame.id, method: frame.method, params });
+      report(`answer ${JSON.stringify(await next(answerTo(frame.id)))}`);
+    }
+    await endTurn(prompt);
+  },
+  async "permission-by-id"() {
+    // The call announced as the client's own tool, then a permission that names it by its id alone.
+    const prompt = await handshake();
+    await announce("c1", "client: host_info", "other");
+    await requestPermission(700, { toolCallId: "c1", status: "pending" });
+    report(`answer ${JSON.stringify(await next(answerTo(700)))}`);
     await endTurn(prompt);
   },
   async "running-call"() {
