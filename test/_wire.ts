@@ -96,6 +96,11 @@ export interface PeerOptions {
   env?: Record<string, string>;
   /** The folder for session files (default: a fresh one). */
   stateDir?: string;
+  /**
+   * Starts the stand-in as an agent that is not mm, `test/agent-sim` with these arguments (`[]`,
+   * `["--stdio"]`, `["--asks", "claude"]`, …), instead of `test/mm-sim -acp -agent <file>`.
+   */
+  agentSim?: string[];
 }
 
 /** The stand-in as a process, and the test client's end of the wire. */
@@ -123,8 +128,10 @@ export class Peer {
     const agent = `${dir}/agent.yaml`;
     Deno.writeTextFileSync(agent, options.agent ?? agentYaml());
     this.stateDir = options.stateDir ?? `${dir}/sessions`;
-    this.#child = new Deno.Command(`${ROOT}/test/mm-sim`, {
-      args: ["-acp", "-agent", agent],
+    const launcher = `${ROOT}/test/${options.agentSim ? "agent-sim" : "mm-sim"}`;
+    const args = options.agentSim ?? ["-acp", "-agent", agent];
+    this.#child = new Deno.Command(launcher, {
+      args,
       env: {
         DENO_BIN: Deno.execPath(),
         TMPDIR: SCRATCH,
@@ -293,9 +300,9 @@ export class Peer {
     return answer;
   }
 
-  /** `session/new`; returns the session id. */
-  async newSession(cwd = "/tmp"): Promise<string> {
-    const answer = await this.request("session/new", { cwd, mcpServers: [] });
+  /** `session/new` (with these `mcpServers`, for the agent stand-in); returns the session id. */
+  async newSession(cwd = "/tmp", mcpServers: unknown[] = []): Promise<string> {
+    const answer = await this.request("session/new", { cwd, mcpServers });
     if (answer.error) throw new Error(`session/new failed: ${clip(JSON.stringify(answer.error))}`);
     return (answer.result as acp.NewSessionResponse).sessionId;
   }

@@ -3,15 +3,28 @@
  * follows mm's client-tools protocol (mini-me's acp-client-tools.md, "Référence : outils du client
  * ACP") on every point a client can see, with a scripted model instead of an LLM.
  *
+ * Started with `--agent-sim` first (the launcher `test/agent-sim`), it is instead an ACP agent
+ * that is not mm: it ignores mm's client tools, and takes the client's tools the standard way,
+ * from the MCP servers that `session/new` (`session/load`, `session/resume`) names in
+ * `mcpServers`, as an MCP client (the MCP TypeScript SDK, loaded in that mode only). Its
+ * `--asks` argument makes it ask permission before each call in the shape of a real adapter
+ * (Claude, gemini-cli, codex-acp, qwen-code), and `--connect` says when it connects.
+ *
  * It is a test peer and a demo, not a product. `client.ts` never imports it. Where mini-me's
- * documents are silent, the choice is marked (guess). Its knobs, the `MM_SIM_*` environment
- * variables, are in test/README.md; a real mm has none of them.
+ * documents (or, in agent mode, the adapters' captured frames) are silent, the choice is marked
+ * (guess). Its knobs, the `MM_SIM_*` environment variables, are in test/README.md; a real mm has
+ * none of them.
  *
  * @module
  */
 
 import * as acp from "npm:@agentclientprotocol/sdk@2.4.0";
 import { loadAll } from "npm:js-yaml@^5.5.0";
+import { parseArgs } from "node:util";
+// Types only: erased at run time, so mm mode (and `deno task demo`) never fetches the MCP SDK.
+import type { Client as McpClient } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import type { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
+import type { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js";
 
 // ─── The agent file ──────────────────────────────────────────────────────────
 
@@ -289,6 +302,13 @@ export function exampleArgs(tool: Pick<ClientTool, "required" | "properties">) {
 export type PlannedCall = { tool: ClientTool; args: Record<string, unknown> };
 
 /**
+ * Whether a tool is the demo's `host_info`: mm's model sees the client's as `client_host_info`; an
+ * agent's model (agent mode) sees an MCP tool by its own name.
+ */
+export const isHostInfo = (tool: ClientTool): boolean =>
+  tool.modelName === "client_host_info" || tool.modelName === "host_info";
+
+/**
  * mm's own shell tool, on when the agent file says `bashTool: true`. How mm shows its call to a
  * client — its title `bash: <command>`, its kind `execute`, its `rawInput` `{command}` — is in none
  * of mini-me's documents (guess).
@@ -305,11 +325,12 @@ export const BASH: ClientTool = {
 export const DISK_COMMAND = "df -h .";
 
 /**
- * The calls of a turn: `client_host_info` for its topics, then, in the order of the question, each
- * other tool whose name or model name the question has as a word, in any case (the stand-in's own
- * rule), with {@linkcode exampleArgs}. A question that says `_meta` makes a model that puts a
- * `_meta` of its own in its arguments, as a model may. `scripted`, by tool name, gives arguments
- * that go over the model's own (`MM_SIM_ARGS`): a wrong type, a value of the user's.
+ * The calls of a turn: `host_info` ({@linkcode isHostInfo}) for its topics, then, in the order of
+ * the question, each other tool whose name or model name the question has as a word, in any case
+ * (the stand-in's own rule), with {@linkcode exampleArgs}. A question that says `_meta` makes a
+ * model that puts a `_meta` of its own in its arguments, as a model may. `scripted`, by tool name,
+ * gives arguments that go over the model's own (`MM_SIM_ARGS`): a wrong type, a value of the
+ * user's.
  */
 export function planTurn(
   question: string,
@@ -318,7 +339,7 @@ export function planTurn(
   bash = false,
 ): PlannedCall[] {
   const untidy = question.includes("_meta") ? { _meta: MODEL_META } : {};
-  const hostInfo = tools.find((t) => t.modelName === "client_host_info");
+  const hostInfo = tools.find(isHostInfo);
   const namedAt = ({ name, modelName }: ClientTool) => {
     const names = [name.trim(), modelName].filter((n) => n !== "" && n !== "client_");
     const any = names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
@@ -422,7 +443,8 @@ export interface SavedSession {
   history: HistoryEntry[];
 }
 
-type Session = SavedSession & { tools: ClientTool[]; turn?: AbortController };
+/** An open session: its saved part, its tools, its turn, and in agent mode its MCP servers. */
+type Session = SavedSession & { tools: ClientTool[]; turn?: AbortController; mcp?: McpSide };
 
 /** A session id shaped like mm's: `20261110-224507-1f3a9c2e`. */
 export function newSessionId(now = new Date()): string {
@@ -506,12 +528,16 @@ async function replay(client: acp.AgentContext, saved: SavedSession): Promise<vo
 
 // ─── The agent ───────────────────────────────────────────────────────────────
 
-/** The agent file and the knobs (`MM_SIM_SESSIONS`: a method it lacks answers -32601). */
+/**
+ * The agent file and the knobs (`MM_SIM_SESSIONS`: a method it lacks answers -32601); in agent
+ * mode, the launcher's arguments and the MCP SDK (mm mode has neither).
+ */
 interface Settings {
   config: AgentConfig;
   style: "batch" | "stepwise";
   stopReason: acp.StopReason;
   sessionSupport: "full" | "load" | "none";
+  agent?: AgentSimOptions & { sdk: McpSdk };
 }
 
 /** What the agent keeps for one connection: its sessions, and what the client announced. */
@@ -524,10 +550,9 @@ interface AgentState {
   metaTools: ClientTool[];
 }
 
-/** Builds the agent for one connection. */
-function mmAgent(settings: Settings): acp.AgentApp {
-  const support = settings.sessionSupport;
-  const state: AgentState = { settings, sessions: new Map(), announced: undefined, metaTools: [] };
+/** Builds the agent for one connection: mm, or in agent mode an agent that is not mm. */
+function standInAgent(state: AgentState): acp.AgentApp {
+  const support = state.settings.sessionSupport;
   /** Fails a request for a session method the stand-in lacks (`MM_SIM_SESSIONS`). */
   const mustOffer = (method: string) => {
     if (support === "full" || (support === "load" && method === "session/load")) return;
@@ -536,30 +561,31 @@ function mmAgent(settings: Settings): acp.AgentApp {
 
   return acp.agent({ name: "mm-sim" })
     .onRequest("initialize", ({ params }) => answerInitialize(state, params))
-    .onRequest("session/new", async ({ params: { cwd }, client }) => {
+    .onRequest("session/new", async ({ params: { cwd, mcpServers }, client }) => {
       const sessionId = newSessionId();
-      const tools = await toolsFor(state, client, sessionId, cwd);
-      const session: Session = { sessionId, cwd, nextCall: 1, history: [], tools };
+      const session: Session = { sessionId, cwd, nextCall: 1, history: [], tools: [] };
+      // Kept before it has its tools: stdin that ends meanwhile ends its MCP connections too.
       state.sessions.set(sessionId, session);
+      await openTools(state, client, session, mcpServers);
       saveSession(session);
       return { sessionId };
     })
     .onRequest("session/load", async ({ params, client }) => {
       mustOffer("session/load");
       // ACP: a load replays the conversation before it answers.
-      await replay(client, await reopen(state, client, params.sessionId, params.cwd));
+      await replay(client, await reopen(state, client, params));
       return {};
     })
     .onRequest("session/resume", async ({ params, client }) => {
       mustOffer("session/resume");
-      await reopen(state, client, params.sessionId, params.cwd);
+      await reopen(state, client, params);
       return {};
     })
     .onRequest("session/list", ({ params }) => {
       mustOffer("session/list");
       return { sessions: listSessions(savedSessions(), params.cwd) };
     })
-    .onRequest("session/close", ({ params }) => {
+    .onRequest("session/close", async ({ params }) => {
       // ACP's session/close: the session's turn cancelled and what it holds freed. That mm has it is
       // in none of its documents (guess): advertised, and done, with `MM_SIM_SESSIONS=full`.
       mustOffer("session/close");
@@ -567,6 +593,8 @@ function mmAgent(settings: Settings): acp.AgentApp {
       if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
       session.turn?.abort();
       state.sessions.delete(params.sessionId);
+      // In agent mode its MCP connections go with it, and a stdio server it spawned ends.
+      await closeMcp(session);
       return {};
     })
     .onRequest("session/prompt", ({ params, client }) => answerPrompt(state, client, params))
@@ -575,28 +603,40 @@ function mmAgent(settings: Settings): acp.AgentApp {
     });
 }
 
-/** Answers initialize: keeps the tools the client announces, and says what the agent offers. */
+/**
+ * Answers initialize: keeps the tools the client announces, and says what the agent offers. In
+ * agent mode the client's `org.mini-me/tools` are not read at all (an agent that is not mm knows
+ * nothing of them), and `mcpCapabilities` says which MCP servers it takes.
+ */
 function answerInitialize(state: AgentState, params: acp.InitializeRequest) {
-  const { config, sessionSupport: support } = state.settings;
-  const announced = record(params.clientCapabilities?._meta)["org.mini-me/tools"];
-  state.announced = announced;
-  if (config.enabled && config.discovery === "meta" && announced !== undefined) {
-    if (Array.isArray(announced)) {
-      state.metaTools = validated(announced);
-      log(`[acp] client tools (meta): ${state.metaTools.map((t) => t.modelName).join(", ")}`);
-    } else {
-      // (acp-client-tools.md, "Mode meta"): `true` gives no tool and this line.
-      log(
-        `[acp] client tools: "org.mini-me/tools" is not a list of tools; a client that answers _org.mini-me/tools/list needs acp.clientTools.discovery: request`,
-      );
-    }
-  }
+  const { sessionSupport: support, agent } = state.settings;
+  if (!agent) keepClientTools(state, params);
   const full = support === "full"
     ? { sessionCapabilities: { resume: {}, list: {}, close: {} } }
     : {};
-  const agentInfo = { name: "mm", title: "mini-me (stand-in)", version: "sim" };
-  const agentCapabilities = { loadSession: support !== "none", ...full };
+  const mcp = agent ? { mcpCapabilities: { http: agent.http } } : {};
+  const agentInfo = agent
+    ? AGENT_SIM_INFO
+    : { name: "mm", title: "mini-me (stand-in)", version: "sim" };
+  const agentCapabilities = { loadSession: support !== "none", ...full, ...mcp };
   return { protocolVersion: 1, agentCapabilities, agentInfo, authMethods: [] };
+}
+
+/** Keeps the tools the client announces in initialize (acp-client-tools.md, "Mode meta"). */
+function keepClientTools(state: AgentState, params: acp.InitializeRequest): void {
+  const { config } = state.settings;
+  const announced = record(params.clientCapabilities?._meta)["org.mini-me/tools"];
+  state.announced = announced;
+  if (!config.enabled || config.discovery !== "meta" || announced === undefined) return;
+  if (Array.isArray(announced)) {
+    state.metaTools = validated(announced);
+    log(`[acp] client tools (meta): ${state.metaTools.map((t) => t.modelName).join(", ")}`);
+  } else {
+    // (acp-client-tools.md, "Mode meta"): `true` gives no tool and this line.
+    log(
+      `[acp] client tools: "org.mini-me/tools" is not a list of tools; a client that answers _org.mini-me/tools/list needs acp.clientTools.discovery: request`,
+    );
+  }
 }
 
 /** The tools of a session being opened (acp-client-tools.md, "Découverte"). */
@@ -644,14 +684,41 @@ async function listTools(client: acp.AgentContext, sessionId: string, cwd: strin
   return tools;
 }
 
+/**
+ * Gives a session being opened its tools: mm's client tools (acp-client-tools.md, "Découverte"),
+ * or in agent mode those of the MCP servers the client names.
+ */
+async function openTools(
+  state: AgentState,
+  client: acp.AgentContext,
+  session: Session,
+  mcpServers: readonly acp.McpServer[],
+): Promise<void> {
+  const { agent } = state.settings;
+  if (agent) {
+    await openMcp(agent, session, mcpServers);
+    return;
+  }
+  session.tools = await toolsFor(state, client, session.sessionId, session.cwd);
+}
+
 /** Opens a saved session again, for session/load and session/resume. */
-async function reopen(state: AgentState, client: acp.AgentContext, sessionId: string, cwd: string) {
+async function reopen(
+  state: AgentState,
+  client: acp.AgentContext,
+  params: { sessionId: string; cwd: string; mcpServers?: acp.McpServer[] },
+) {
+  const { sessionId, cwd } = params;
   const saved = readSession(sessionId);
   // The error for an unknown session is in none of mini-me's documents (guess).
   const notFound = `Resource not found: session ${sessionId}`;
   if (!saved) throw new acp.RequestError(-32002, notFound, { sessionId });
-  const tools = await toolsFor(state, client, sessionId, cwd);
-  state.sessions.set(sessionId, { ...saved, cwd, tools });
+  // Opened again in this process: the MCP connections of its first opening end first.
+  const open = state.sessions.get(sessionId);
+  if (open) await closeMcp(open);
+  const session: Session = { ...saved, cwd, tools: [] };
+  state.sessions.set(sessionId, session);
+  await openTools(state, client, session, params.mcpServers ?? []);
   return saved;
 }
 
@@ -664,12 +731,19 @@ async function answerPrompt(
   const session = state.sessions.get(params.sessionId);
   if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
   const exitCode = Deno.env.get("MM_SIM_EXIT_IN_TURN");
-  if (exitCode) Deno.exit(Number(exitCode));
+  if (exitCode) {
+    // Nothing it started outlives it: the stdio MCP servers it spawned end with it.
+    killSpawned(state);
+    Deno.exit(Number(exitCode));
+  }
   const question = params.prompt.map((b) => b.type === "text" ? b.text : "").join(" ");
   session.turn = new AbortController();
   const signal = session.turn.signal;
+  // codex-acp names the turn in its permission requests.
+  const turnId = crypto.randomUUID();
+  const turn: Turn = { ...state.settings, client, session, signal, turnId };
   try {
-    const cancelled = await promptTurn({ ...state.settings, client, session, signal }, question);
+    const cancelled = await promptTurn(turn, question);
     return { stopReason: cancelled ?? state.settings.stopReason };
   } finally {
     session.turn = undefined;
@@ -709,8 +783,13 @@ function finalUpdate(toolCallId: string, { text: read, failed }: Outcome): acp.S
   return { sessionUpdate: "tool_call_update", toolCallId, status, content };
 }
 
-/** One turn: the settings, the client's end, the session, and the turn's cancel signal. */
-type Turn = Settings & { client: acp.AgentContext; session: Session; signal: AbortSignal };
+/** One turn: the settings, the client's end, the session, the turn's cancel signal and its id. */
+type Turn = Settings & {
+  client: acp.AgentContext;
+  session: Session;
+  signal: AbortSignal;
+  turnId: string;
+};
 /** A call of this turn: the tool, the model's arguments, the call's id and title. */
 type Call = PlannedCall & ToolCall;
 
@@ -724,10 +803,17 @@ async function say(turn: Turn, piece: string): Promise<void> {
   else session.history.push({ kind: "agent", text: piece });
 }
 
-/** Announces a tool call of the turn, before it runs. */
-function announce(turn: Turn, call: Call): Promise<void> {
+/** Announces a tool call of the turn, before it runs (in agent mode, as `--asks` says). */
+async function announce(turn: Turn, call: Call): Promise<void> {
   const update = updater(turn.client, turn.session.sessionId);
-  return update({ sessionUpdate: "tool_call", ...pending(call) });
+  if (!turn.agent || !isMcpTool(call.tool)) {
+    await update({ sessionUpdate: "tool_call", ...pending(call) });
+    return;
+  }
+  const shape = ASK_SHAPES[turn.agent.asks];
+  // gemini-cli announces a call only once it is allowed.
+  if (shape.announcesWhenAllowed) return;
+  await update({ sessionUpdate: "tool_call", ...shape.toolCall(callNames(turn, call, call.tool)) });
 }
 
 /** One prompt turn of the scripted model: `cancelled`, or nothing when it ended normally. */
@@ -738,13 +824,7 @@ async function promptTurn(turn: Turn, question: string): Promise<"cancelled" | u
   const plan = planTurn(question, tools, scriptedArgs(tools), turn.config.bashTool);
   try {
     await openTurn(turn, plan);
-    const id = () => `call_${session.nextCall++}`;
-    const calls = plan.map((c): Call => {
-      if (c.tool === BASH) {
-        return { ...c, toolCallId: id(), title: `bash: ${c.args.command}`, toolKind: "execute" };
-      }
-      return { ...c, toolCallId: id(), title: `client: ${c.tool.name}` };
-    });
+    const calls = plan.map((c) => describeCall(turn, c, `call_${session.nextCall++}`));
     const run = turn.style === "stepwise" ? runStepwise : runBatch;
     const results = await run(turn, calls);
     const answer = calls.length > 0
@@ -755,6 +835,24 @@ async function promptTurn(turn: Turn, question: string): Promise<"cancelled" | u
     if (error instanceof Cancelled || signal.aborted) return "cancelled";
     throw error;
   }
+}
+
+/**
+ * A planned call with its id, title and kind: mm's (`client: <name>`, or its shell's), or in agent
+ * mode those of the adapter `--asks` names.
+ */
+function describeCall(turn: Turn, planned: PlannedCall, plainId: string): Call {
+  const { tool, args } = planned;
+  if (tool === BASH) {
+    return { ...planned, toolCallId: plainId, title: `bash: ${args.command}`, toolKind: "execute" };
+  }
+  if (!turn.agent || !isMcpTool(tool)) {
+    return { ...planned, toolCallId: plainId, title: `client: ${tool.name}` };
+  }
+  const shape = ASK_SHAPES[turn.agent.asks];
+  const toolCallId = shape.id?.(tool.link.name, tool.name, plainId) ?? plainId;
+  const shown = shape.toolCall(callNames(turn, { toolCallId, title: "", args }, tool));
+  return { ...planned, toolCallId, title: shown.title, toolKind: shown.kind };
 }
 
 /** Opens a turn: an empty chunk with `_meta`, the model's thought, a pause, then its plan. */
@@ -780,7 +878,7 @@ async function openTurn(turn: Turn, plan: PlannedCall[]): Promise<void> {
 async function runStepwise(turn: Turn, calls: Call[]): Promise<Result[]> {
   const results: Result[] = [];
   for (const call of calls) {
-    const topic = call.tool.modelName === "client_host_info" && labelOf("host_info", call.args);
+    const topic = isHostInfo(call.tool) && labelOf("host_info", call.args);
     await say(turn, `Let me ask ${call.tool.name}${topic ? ` about the ${topic}` : ""}. `);
     await announce(turn, call);
     results.push(await runCall(turn, call));
@@ -810,6 +908,8 @@ async function runCall(turn: Turn, call: Call): Promise<Result> {
     if (!(error instanceof Cancelled)) throw error;
     // mm's own shell is no client tool: its cancel reads as its other errors do (guess).
     if (call.tool === BASH) return { text: `[${BASH.name} error: context canceled]`, failed: true };
+    // An MCP tool's call cut short reads in its refusal's form (guess: the adapters differ).
+    if (isMcpTool(call.tool)) return { text: `[${call.tool.name} cancelled]`, failed: true };
     return { text: CANCELLED_TEXT, failed: true };
   });
   // (acp-client-tools.md, "Erreurs"): every result, failed or not, is cut to maxOutput and
@@ -859,6 +959,7 @@ async function callTool(turn: Turn, call: Call): Promise<Outcome> {
   const { config, client, session: { sessionId }, signal } = turn;
   const { tool, args, toolCallId } = call;
   if (tool === BASH) return await runCommand(turn, call);
+  if (isMcpTool(tool)) return await callMcpTool(turn, call, tool);
   const failed = (why: string) => ({ text: `[client tool error: ${why}]`, failed: true });
   // (acp-client-tools.md, "Avant la requête"): no request without the required parameters.
   const missing = tool.required.filter((name) => !(name in args));
@@ -866,7 +967,7 @@ async function callTool(turn: Turn, call: Call): Promise<Outcome> {
   // (acp-client-tools.md, "Avant la requête"): with `permissions: ask`, or `auto` when `yolo` is
   // false, mm asks first; the title is "client: <name>".
   const asks = config.permissions === "ask" || !config.yolo;
-  if (asks && !await permitted(turn, call)) {
+  if (asks && !await permitted(turn, mmPermission(sessionId, call))) {
     return { text: `[${tool.modelName} rejected by user]`, failed: true };
   }
   const busy = { sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" } as const;
@@ -887,16 +988,20 @@ async function callTool(turn: Turn, call: Call): Promise<Outcome> {
   }
 }
 
+/** mm's permission request for a call: the call as announced, and mm's options. */
+function mmPermission(sessionId: string, call: Call): acp.RequestPermissionRequest {
+  return { sessionId, toolCall: pending(call), options: PERMISSION_OPTIONS };
+}
+
 /**
  * Asks the client's permission for a call (`session/request_permission`). An error answer, or any
  * outcome but an allow option, is a refusal, and the turn goes on (guess: the documents list only
  * the refusal's text). Throws {@linkcode Cancelled} when the turn is cancelled meanwhile.
  */
-async function permitted(turn: Turn, call: Call): Promise<boolean> {
-  const { client, session: { sessionId }, signal } = turn;
-  const toolCall = pending(call);
-  const options = PERMISSION_OPTIONS;
-  const asked = client.request("session/request_permission", { sessionId, toolCall, options });
+async function permitted(turn: Turn, request: acp.RequestPermissionRequest): Promise<boolean> {
+  const { client, signal } = turn;
+  const { options } = request;
+  const asked = client.request("session/request_permission", request);
   const outcome = (await untilCancelled(asked.catch(() => undefined), signal))?.outcome;
   // A client that cancels answers `cancelled` just after its session/cancel: let that be read
   // first, so that the call ends as a cancelled turn's, not as a refusal, whatever comes first.
@@ -914,7 +1019,7 @@ async function permitted(turn: Turn, call: Call): Promise<boolean> {
  * the client tools' text (guess).
  */
 async function runCommand(turn: Turn, call: Call): Promise<Outcome> {
-  if (!turn.config.yolo && !await permitted(turn, call)) {
+  if (!turn.config.yolo && !await permitted(turn, mmPermission(turn.session.sessionId, call))) {
     return { text: `[${BASH.name} rejected by user]`, failed: true };
   }
   const [program, ...args] = String(call.args.command).split(" ");
@@ -931,11 +1036,626 @@ async function runCommand(turn: Turn, call: Call): Promise<Outcome> {
   }
 }
 
+// ─── Agent mode: an ACP agent that is not mm ─────────────────────────────────
+
+/** The first argument that makes the stand-in an agent that is not mm (from `test/agent-sim`). */
+const AGENT_SIM_FLAG = "--agent-sim";
+/** The adapters whose permission requests `--asks` can send (`none` asks nothing, as opencode). */
+export const ASK_NAMES = ["none", "claude", "gemini", "codex", "codex2", "qwen"] as const;
+/** A value of `--asks`. */
+export type AskName = typeof ASK_NAMES[number];
+/** When the agent connects to a session's MCP servers (`--connect`). */
+export const CONNECT_WHEN = ["eager", "late", "never"] as const;
+/** How `initialize` names the agent stand-in. */
+const AGENT_SIM_INFO = { name: "agent-sim", title: "ACP agent stand-in", version: "sim" };
+
+/** The agent stand-in's command line, after `--agent-sim`. */
+export interface AgentSimOptions {
+  /** `mcpCapabilities.http`; false with `--stdio`, so that a client must name a stdio server. */
+  http: boolean;
+  /** `--asks`: whose permission request it sends before each call of an MCP tool. */
+  asks: AskName;
+  /**
+   * `--connect`: `eager` connects while it handles `session/new`, before answering; `late` answers
+   * first and connects a second later, in the background (qwen-code); `never` ignores `mcpServers`
+   * (pi-acp, cline).
+   */
+  connect: typeof CONNECT_WHEN[number];
+  /** `--help`: print the usage and exit. */
+  help: boolean;
+}
+
+/** The agent stand-in's usage line. */
+export const AGENT_SIM_USAGE =
+  "test/agent-sim [--stdio] [--asks none|claude|gemini|codex|codex2|qwen] [--connect eager|late|never]";
+
+/** Reads the agent stand-in's arguments (after `--agent-sim`); a bad one throws a one-line error. */
+export function parseAgentSimArgs(args: string[]): AgentSimOptions {
+  const { values } = parseArgs({
+    args,
+    options: {
+      stdio: { type: "boolean", default: false },
+      asks: { type: "string", default: "none" },
+      connect: { type: "string", default: "eager" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const asks = oneOf("--asks", values.asks, ASK_NAMES);
+  const connect = oneOf("--connect", values.connect, CONNECT_WHEN);
+  return { http: !values.stdio, asks, connect, help: values.help };
+}
+
+/** `value` when it is one of `values`; else an error naming the option and what it takes. */
+function oneOf<T extends string>(option: string, value: string, values: readonly T[]): T {
+  const known = values.find((v) => v === value);
+  if (known !== undefined) return known;
+  throw new Error(
+    `${option}: unknown value ${JSON.stringify(value)} (one of ${values.join(", ")})`,
+  );
+}
+
+/** What `--help` prints below the usage line. */
+const AGENT_SIM_HELP =
+  `An ACP agent stand-in that takes the client's tools from the MCP servers of session/new.
+  --stdio          advertise no http: the client must name a stdio MCP server
+  --asks SHAPE     ask permission before each MCP call as an adapter does: none (default), claude,
+                   gemini, codex (codex-acp 0.16), codex2 (codex-acp 2.6, read-only), qwen
+  --connect WHEN   eager (default): before answering session/new; late: a second after, in the
+                   background; never: ignore mcpServers
+The MM_SIM_* knobs of test/README.md apply.`;
+
+/** Runs the stand-in as an ACP agent that is not mm, lending nothing of mm's. */
+async function agentSimMain(args: string[]): Promise<number> {
+  let options: AgentSimOptions;
+  try {
+    options = parseAgentSimArgs(args);
+  } catch (error) {
+    log(`agent-sim: ${messageOf(error)} (usage: ${AGENT_SIM_USAGE})`);
+    return 2;
+  }
+  if (options.help) {
+    console.log(`usage: ${AGENT_SIM_USAGE}\n${AGENT_SIM_HELP}`);
+    return 0;
+  }
+  writePidFile();
+  const sdk = await loadMcpSdk();
+  // No agent file: mm's defaults (maxOutput) hold.
+  const settings = knobSettings(readAgentConfig(""));
+  return await serve({ ...settings, agent: { ...options, sdk } });
+}
+
+// ─── Agent mode: the MCP servers of a session ────────────────────────────────
+
+/** The MCP SDK's client half, as agent mode uses it. */
+interface McpSdk {
+  Client: typeof McpClient;
+  StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
+  StdioClientTransport: typeof StdioClientTransport;
+}
+
+/** Where the MCP SDK comes from; its version is locked in test/agent_sim.lock. */
+const MCP_SDK = "npm:@modelcontextprotocol/sdk@1.32.2";
+
+/** Loads the MCP SDK's client half: in agent mode only. */
+async function loadMcpSdk(): Promise<McpSdk> {
+  // Specifiers made at run time, on purpose: Deno fetches before a program starts every import it
+  // can read in the source, a dynamic one too, so literals would make mm mode (and `deno task
+  // demo`) download the MCP SDK it never runs.
+  const client = await import(`${MCP_SDK}/client/index.js`);
+  const http = await import(`${MCP_SDK}/client/streamableHttp.js`);
+  const stdio = await import(`${MCP_SDK}/client/stdio.js`);
+  return {
+    Client: client.Client,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    StdioClientTransport: stdio.StdioClientTransport,
+  };
+}
+
+/** One MCP server of a session: its name, its transport, its client, and a server it spawned. */
+interface McpLink {
+  name: string;
+  kind: "http" | "stdio";
+  client: McpClient;
+  stdio?: StdioClientTransport;
+}
+
+/** A session's MCP servers: the links made so far, what ends them, and their connecting. */
+interface McpSide {
+  links: McpLink[];
+  ending: AbortController;
+  connecting: Promise<void>;
+}
+
+/** A tool as an MCP server lists it. */
+type McpListedTool = Awaited<ReturnType<McpClient["listTools"]>>["tools"][number];
+/** An MCP tool as the scripted model sees it: by its own name, with the server that has it. */
+type McpTool = ClientTool & { link: McpLink };
+const isMcpTool = (tool: ClientTool): tool is McpTool => "link" in tool;
+
+/** How long `--connect late` waits, once it has answered, before it connects (guess). */
+const LATE_CONNECT_MS = 1000;
+/** At most this many pages of `tools/list`: a server whose every page has a cursor ends there. */
+const MAX_TOOL_PAGES = 100;
+
+/**
+ * Opens the MCP side of a session as `--connect` says: each server connected and its tools listed
+ * before this returns (`eager`), in the background a second later (`late`: a prompt that comes
+ * first finds no tool, as with qwen-code), or not at all (`never`).
+ */
+async function openMcp(
+  agent: AgentSimOptions & { sdk: McpSdk },
+  session: Session,
+  entries: readonly acp.McpServer[],
+): Promise<void> {
+  if (agent.connect === "never") return;
+  const side: McpSide = { links: [], ending: new AbortController(), connecting: Promise.resolve() };
+  session.mcp = side;
+  const connectAll = async () => {
+    session.tools = await connectServers(agent, side, entries);
+  };
+  if (agent.connect === "eager") {
+    side.connecting = connectAll();
+    await side.connecting;
+    return;
+  }
+  const later = sleep(LATE_CONNECT_MS, side.ending.signal).then(connectAll);
+  side.connecting = later.catch(() => {}); // the session ended first: nothing to connect
+}
+
+/** Connects to every server of a session at once; returns their tools, the first of a name kept. */
+async function connectServers(
+  agent: AgentSimOptions & { sdk: McpSdk },
+  side: McpSide,
+  entries: readonly acp.McpServer[],
+): Promise<McpTool[]> {
+  const failed = (entry: acp.McpServer) => (error: unknown): McpTool[] => {
+    // A session that ends meanwhile aborts its connecting: no failure to report.
+    if (!side.ending.signal.aborted) {
+      log(`[agent-sim] mcp server ${entry.name}: ${messageOf(error)}`);
+    }
+    return [];
+  };
+  const listed = await Promise.all(
+    entries.map((entry) => connectServer(agent, side, entry).catch(failed(entry))),
+  );
+  const tools: McpTool[] = [];
+  for (const tool of listed.flat()) {
+    const first = tools.find((t) => t.name === tool.name);
+    if (!first) {
+      tools.push(tool);
+      continue;
+    }
+    const owner = first.link.name;
+    log(`[agent-sim] mcp server ${tool.link.name}: tool ${tool.name} is ${owner}'s too (not used)`);
+  }
+  return tools;
+}
+
+/** Connects to one server (MCP's `initialize`, `notifications/initialized`) and lists its tools. */
+async function connectServer(
+  agent: AgentSimOptions & { sdk: McpSdk },
+  side: McpSide,
+  entry: acp.McpServer,
+): Promise<McpTool[]> {
+  const { signal } = side.ending;
+  signal.throwIfAborted();
+  const client = new agent.sdk.Client({
+    name: AGENT_SIM_INFO.name,
+    version: AGENT_SIM_INFO.version,
+  });
+  const link: McpLink = { name: entry.name, kind: "http", client };
+  const transport = transportFor(agent, entry, link);
+  // Kept before it connects: a session that ends meanwhile closes it, and a server it spawned.
+  side.links.push(link);
+  try {
+    await client.connect(transport, { signal });
+    const listed = await listServerTools(client, signal);
+    const names = listed.map((tool) => tool.name).join(", ");
+    log(`[agent-sim] mcp server ${entry.name} (${link.kind}): tools ${names}`);
+    return listed.map((tool) => mcpTool(link, tool));
+  } catch (error) {
+    side.links = side.links.filter((l) => l !== link);
+    await client.close().catch(() => {});
+    throw error;
+  }
+}
+
+/** The transport of an entry: ACP v1's `McpServer`, HTTP or stdio. */
+function transportFor(
+  agent: AgentSimOptions & { sdk: McpSdk },
+  entry: acp.McpServer,
+  link: McpLink,
+) {
+  if (!("type" in entry)) {
+    const env = Object.fromEntries(
+      entry.env.map(({ name, value }): [string, string] => [name, value]),
+    );
+    const { command, args } = entry;
+    // The server's stderr is the agent's: a client shows it as the agent's log.
+    link.stdio = new agent.sdk.StdioClientTransport({ command, args, env, stderr: "inherit" });
+    link.kind = "stdio";
+    return link.stdio;
+  }
+  if (entry.type !== "http") {
+    throw new Error(`a ${entry.type} server, which this agent does not take`);
+  }
+  if (!agent.http) {
+    throw new Error("an http server, but this agent advertised http: false (--stdio)");
+  }
+  const headers = new Headers();
+  for (const { name, value } of entry.headers) headers.append(name, value);
+  // The SDK sends requestInit's headers with every request: POST, the GET of an event stream too.
+  return new agent.sdk.StreamableHTTPClientTransport(new URL(entry.url), {
+    requestInit: { headers },
+  });
+}
+
+/** A server's tools, page after page. */
+async function listServerTools(client: McpClient, signal: AbortSignal): Promise<McpListedTool[]> {
+  const tools: McpListedTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const answer = await client.listTools(cursor === undefined ? {} : { cursor }, { signal });
+    tools.push(...answer.tools);
+    cursor = answer.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return tools;
+}
+
+/** An MCP tool as the scripted model sees it, with the parts of its `inputSchema` it reads. */
+function mcpTool(link: McpLink, tool: McpListedTool): McpTool {
+  const schema = record(tool.inputSchema);
+  const required = Array.isArray(schema.required) ? schema.required.map(String) : [];
+  const properties = record(schema.properties);
+  const description = tool.description ?? "";
+  return {
+    modelName: tool.name,
+    name: tool.name,
+    method: "",
+    description,
+    required,
+    properties,
+    link,
+  };
+}
+
+/**
+ * Ends a session's MCP side: its connecting aborted, each connection closed, and a stdio server it
+ * spawned ended (the SDK closes its stdin, then sends SIGTERM, then SIGKILL, 2 s apart).
+ */
+async function closeMcp(session: Session): Promise<void> {
+  const side = session.mcp;
+  if (!side) return;
+  side.ending.abort();
+  await side.connecting.catch(() => {});
+  await Promise.all(side.links.map((link) => link.client.close().catch(() => {})));
+}
+
+/** Ends at once the stdio servers every session spawned, for an exit that cannot wait. */
+function killSpawned(state: AgentState): void {
+  const links = [...state.sessions.values()].flatMap((session) => session.mcp?.links ?? []);
+  for (const link of links) {
+    const pid = link.stdio?.pid;
+    if (!pid) continue;
+    try {
+      Deno.kill(pid, "SIGTERM");
+    } catch { /* already gone */ }
+  }
+}
+
+// ─── Agent mode: a call of an MCP tool ───────────────────────────────────────
+
+/**
+ * Turns an MCP `tools/call` result into the text the model reads: the text blocks concatenated
+ * (the scripted model reads no other kind); `isError: true` as `[tool error: <text>]`.
+ */
+export function mcpResultText(result: unknown): Outcome {
+  const { content, isError } = record(result);
+  const blocks = Array.isArray(content) ? content : [];
+  const read = blocks.map((b) => isRecord(b) && b.type === "text" ? String(b.text ?? "") : "");
+  const failed = isError === true;
+  return { text: failed ? `[tool error: ${read.join("")}]` : read.join(""), failed };
+}
+
+/**
+ * What the model reads of a call that failed without a result: a JSON-RPC error's message (without
+ * the `MCP error <code>: ` the SDK puts in front), or a transport's error (the SDK's own timeout is
+ * `Request timed out`).
+ */
+export const mcpErrorText = (error: unknown): string =>
+  `[mcp error: ${messageOf(error).replace(/^MCP error -?\d+: /, "")}]`;
+
+/**
+ * One call of an MCP tool: the permission asked as `--asks` says (anything but an allow option is
+ * a refusal), then `tools/call` on the tool's server. Throws {@linkcode Cancelled} when the turn is
+ * cancelled: its signal aborts the request, and the SDK sends `notifications/cancelled`.
+ */
+async function callMcpTool(turn: Turn, call: Call, tool: McpTool): Promise<Outcome> {
+  const { signal } = turn;
+  const update = updater(turn.client, turn.session.sessionId);
+  const shape = ASK_SHAPES[turn.agent?.asks ?? "none"];
+  const names = callNames(turn, call, tool);
+  const request = shape.ask?.(names);
+  if (request && !await permitted(turn, request)) {
+    return { text: `[${tool.name} rejected by user]`, failed: true };
+  }
+  if (shape.announcesWhenAllowed) {
+    await update({ sessionUpdate: "tool_call", ...shape.toolCall(names) });
+  } else if (turn.style === "stepwise") {
+    const { toolCallId } = call;
+    await update({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" });
+  }
+  try {
+    const params = { name: tool.name, arguments: call.args };
+    return mcpResultText(await tool.link.client.callTool(params, undefined, { signal }));
+  } catch (error) {
+    if (signal.aborted) throw new Cancelled();
+    return { text: mcpErrorText(error), failed: true };
+  }
+}
+
+// ─── Agent mode: how each adapter asks ───────────────────────────────────────
+
+/** What an adapter's frames say of one call of an MCP tool. */
+interface McpCallNames {
+  server: string;
+  tool: string;
+  description: string;
+  args: Record<string, unknown>;
+  toolCallId: string;
+  sessionId: string;
+  turnId: string;
+}
+
+/** The names of a call, for {@linkcode ASK_SHAPES}. */
+function callNames(turn: Turn, call: ToolCall, tool: McpTool): McpCallNames {
+  const { toolCallId, args } = call;
+  const { name: server } = tool.link;
+  const { sessionId } = turn.session;
+  return {
+    server,
+    tool: tool.name,
+    description: tool.description,
+    args,
+    toolCallId,
+    sessionId,
+    turnId: turn.turnId,
+  };
+}
+
+/**
+ * How an adapter shows a call of an MCP tool and asks about it, as captured from it
+ * (test/data/mcp-permission-requests.jsonl): the call's id made from the stand-in's `call_<n>`,
+ * the `tool_call` it announces, and its `session/request_permission` params (none: it asks
+ * nothing).
+ */
+interface AskShape {
+  id?: (server: string, tool: string, plain: string) => string;
+  toolCall: (c: McpCallNames) => acp.ToolCall;
+  /** gemini-cli asks first, and announces the call once it is allowed (guess: not captured). */
+  announcesWhenAllowed?: true;
+  ask?: (c: McpCallNames) => acp.RequestPermissionRequest;
+}
+
+const option = (optionId: string, name: string, kind: acp.PermissionOptionKind) => ({
+  optionId,
+  name,
+  kind,
+});
+const GEMINI_OPTIONS = [
+  option("proceed_always_server", "Allow all server tools for this session", "allow_always"),
+  option("proceed_always_tool", "Allow tool for this session", "allow_always"),
+  option("proceed_once", "Allow", "allow_once"),
+  option("cancel", "Reject", "reject_once"),
+];
+const CODEX_OPTIONS = [
+  option("approved", "Allow", "allow_once"),
+  option("approved-for-session", "Allow for this session", "allow_always"),
+  option("approved-always", "Allow and don't ask again", "allow_always"),
+  option("cancel", "Cancel", "reject_once"),
+];
+const CODEX2_OPTIONS = [
+  option("allow_once", "Allow", "allow_once"),
+  option("allow_session", "Allow for this session", "allow_always"),
+  option("allow_always", "Always allow", "allow_always"),
+  option("cancel", "Cancel", "reject_once"),
+];
+
+/** The name the Claude adapter's model (and qwen-code's) gives an MCP tool. */
+const claudeName = ({ server, tool }: McpCallNames) => `mcp__${server}__${tool}`;
+
+/** The adapters' shapes, by `--asks` value. */
+const ASK_SHAPES: Record<AskName, AskShape> = {
+  // opencode asks nothing for an MCP tool; its title and kind here are the stand-in's (guess).
+  none: {
+    toolCall: ({ server, tool, args, toolCallId }) => {
+      return {
+        toolCallId,
+        title: `${server}/${tool}`,
+        kind: "other",
+        status: "pending",
+        rawInput: args,
+      };
+    },
+  },
+  claude: { toolCall: claudeToolCall, ask: claudeAsks },
+  gemini: {
+    id: (server, tool, plain) => `mcp_${server}_${tool}__${plain}`,
+    toolCall: (c) => geminiToolCall(c, "in_progress"),
+    announcesWhenAllowed: true,
+    ask: (c) => ({
+      sessionId: c.sessionId,
+      options: GEMINI_OPTIONS,
+      toolCall: geminiToolCall(c, "pending"),
+    }),
+  },
+  codex: { toolCall: codexToolCall, ask: codexAsks },
+  codex2: {
+    toolCall: (c) => {
+      const rawInput = { server: c.server, tool: c.tool, arguments: c.args };
+      const title = `mcp.${c.server}.${c.tool}`;
+      const _meta = { is_mcp_tool_call: true };
+      return {
+        toolCallId: c.toolCallId,
+        title,
+        kind: "execute",
+        status: "in_progress",
+        rawInput,
+        _meta,
+      };
+    },
+    ask: (c) => {
+      const toolCall = { toolCallId: c.toolCallId, kind: "execute", status: "pending" } as const;
+      return {
+        sessionId: c.sessionId,
+        toolCall,
+        _meta: { is_mcp_tool_approval: true },
+        options: CODEX2_OPTIONS,
+      };
+    },
+  },
+  qwen: { toolCall: qwenToolCall, ask: qwenAsks },
+};
+
+/** The Claude adapter's `tool_call`: the model's name for the tool, no arguments yet. */
+function claudeToolCall(c: McpCallNames): acp.ToolCall {
+  const name = claudeName(c);
+  const _meta = { claudeCode: { toolName: name } };
+  return {
+    toolCallId: c.toolCallId,
+    title: name,
+    kind: "other",
+    status: "pending",
+    rawInput: {},
+    _meta,
+    content: [],
+  };
+}
+
+/** The Claude adapter's question: the call with its arguments, the server named in `_meta`. */
+function claudeAsks(c: McpCallNames): acp.RequestPermissionRequest {
+  const name = claudeName(c);
+  const _meta = {
+    claudeCode: { toolName: name, mcpServer: { name: c.server, source: "dynamic" } },
+  };
+  const toolCall: acp.ToolCallUpdate = {
+    toolCallId: c.toolCallId,
+    name,
+    status: "pending",
+    rawInput: c.args,
+    title: name,
+    kind: "other",
+    content: [],
+    _meta,
+  };
+  // "Host Info" for host_info: the tool's name in words (guess for other tools' names).
+  const words = c.tool.split(/[_\W]+/).filter((w) => w !== "");
+  const shown = words.map((w) => w[0].toUpperCase() + w.slice(1)).join(" ");
+  const options = [
+    option("allow-once", "Yes", "allow_once"),
+    option("allow-with-updates", `Yes, and don't ask again for ${shown} commands`, "allow_always"),
+    option("reject", "No", "reject_once"),
+  ];
+  return { toolCall, options, sessionId: c.sessionId };
+}
+
+/** gemini-cli's call: its title names the server, the arguments are JSON text in `content`. */
+function geminiToolCall(c: McpCallNames, status: acp.ToolCallStatus): acp.ToolCall {
+  const content: acp.ToolCallContent[] = [{
+    type: "content",
+    content: text(JSON.stringify(c.args)),
+  }];
+  const title = `${c.tool} (${c.server} MCP Server)`;
+  return { toolCallId: c.toolCallId, status, title, content, locations: [], kind: "other" };
+}
+
+/** codex-acp 0.16's `tool_call`: already in progress, the call in `rawInput`, no kind. */
+function codexToolCall(c: McpCallNames): acp.ToolCall {
+  const rawInput = { server: c.server, tool: c.tool, arguments: c.args };
+  return {
+    toolCallId: c.toolCallId,
+    title: `Tool: ${c.server}/${c.tool}`,
+    status: "in_progress",
+    rawInput,
+  };
+}
+
+/** codex-acp 0.16's question: an elicitation of codex's, its server and arguments in `rawInput`. */
+function codexAsks(c: McpCallNames): acp.RequestPermissionRequest {
+  const message = `Allow the ${c.server} MCP server to run tool "${c.tool}"?`;
+  const about = c.description === "" ? "" : `\n\n${c.description}`;
+  const display = Object.entries(c.args).map(([name, value]) => ({
+    name,
+    value,
+    display_name: name,
+  }));
+  const _meta = {
+    codex_approval_kind: "mcp_tool_call",
+    persist: ["session", "always"],
+    ...(c.description === "" ? {} : { tool_description: c.description }),
+    tool_params: c.args,
+    tool_params_display: display,
+  };
+  const requested_schema = { type: "object", properties: {} };
+  const request = { mode: "form", _meta, message, requested_schema };
+  const id = `mcp_tool_call_approval_${c.toolCallId}`;
+  const rawInput = { turn_id: c.turnId, server_name: c.server, id, request };
+  const shown = text(`${message}\n\nServer: ${c.server}${about}`);
+  const toolCall: acp.ToolCallUpdate = {
+    toolCallId: c.toolCallId,
+    status: "pending",
+    title: "Approve MCP tool call",
+    content: [{ type: "content", content: shown }],
+    rawInput,
+  };
+  return { sessionId: c.sessionId, toolCall, options: CODEX_OPTIONS };
+}
+
+/** qwen-code's `tool_call`: a placeholder sent while the model prepares the call. */
+function qwenToolCall(c: McpCallNames): acp.ToolCall {
+  const _meta = { toolName: "tool_call", provenance: "builtin", phase: "preparing" };
+  return {
+    toolCallId: c.toolCallId,
+    title: "ToolCall",
+    kind: "other",
+    status: "pending",
+    rawInput: {},
+    _meta,
+    content: [],
+  };
+}
+
+/** qwen-code's question: the arguments' JSON as its title, the tool's name in `_meta`. */
+function qwenAsks(c: McpCallNames): acp.RequestPermissionRequest {
+  const options = [
+    option("proceed_always_project", `Always Allow in project: ${c.tool}`, "allow_always"),
+    option("proceed_always_user", `Always Allow for user: ${c.tool}`, "allow_always"),
+    option("proceed_once", "Allow", "allow_once"),
+    option("cancel", "Reject", "reject_once"),
+  ];
+  const toolCall: acp.ToolCallUpdate = {
+    toolCallId: c.toolCallId,
+    status: "pending",
+    title: JSON.stringify(c.args),
+    content: [],
+    locations: [],
+    kind: "other",
+    rawInput: c.args,
+    _meta: { toolName: claudeName(c) },
+  };
+  return { sessionId: c.sessionId, options, toolCall };
+}
+
 // ─── Helpers ─────────────────────────────────────────────────────────────────
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
+/** Whether a JSON value is an object (not an array, not null); the tests read frames with it too. */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-const record = (value: unknown) => isRecord(value) ? value : {};
+/** A JSON value's fields: its own when it is an object, else none. */
+export const record = (value: unknown): Record<string, unknown> => isRecord(value) ? value : {};
 const compare = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0;
 const messageOf = (error: unknown) => error instanceof Error ? error.message : String(error);
 /** An error as mm prints it: a JSON-RPC error as its compact JSON, any other as its message. */
@@ -953,31 +1673,60 @@ function knob<T extends string>(name: string, values: readonly T[]): T {
   return values[0];
 }
 
-/** Runs the stand-in on stdio, as `mm -acp -agent FILE`. */
+/** Runs the stand-in on stdio: as `mm -acp -agent FILE`, or as an agent that is not mm. */
 async function main(args: string[]): Promise<number> {
+  if (args[0] === AGENT_SIM_FLAG) return await agentSimMain(args.slice(1));
   const agentAt = args.indexOf("-agent");
   if (!args.includes("-acp") || agentAt < 0 || !args[agentAt + 1]) {
     log("usage: mm_sim.ts -acp -agent FILE");
     return 2;
   }
-  const pidFile = Deno.env.get("MM_SIM_PID_FILE");
-  if (pidFile) Deno.writeTextFileSync(pidFile, String(Deno.pid));
+  writePidFile();
   const file = args[agentAt + 1];
   const config = await Deno.readTextFile(file).then(readAgentConfig).catch((error) => {
     log(`mm: cannot load agent ${file}: ${messageOf(error)}`);
   });
   if (!config) return 1;
   for (const line of config.warnings) log(line);
+  return await serve(knobSettings(config));
+}
+
+/** `MM_SIM_PID_FILE`: where a test reads the stand-in's process id. */
+function writePidFile(): void {
+  const pidFile = Deno.env.get("MM_SIM_PID_FILE");
+  if (pidFile) Deno.writeTextFileSync(pidFile, String(Deno.pid));
+}
+
+/** The settings of the knobs both modes read, with the agent file's keys. */
+function knobSettings(config: AgentConfig): Settings {
   // `default` names the batch order too.
   const model = knob("MM_SIM_MODEL", ["batch", "stepwise", "default"]);
-  const agent = mmAgent({
+  return {
     config,
     style: model === "stepwise" ? "stepwise" : "batch",
     stopReason: knob("MM_SIM_STOP_REASON", STOP_REASONS),
     sessionSupport: knob("MM_SIM_SESSIONS", ["full", "load", "none"]),
-  });
+  };
+}
+
+/**
+ * Serves one ACP connection on stdio until stdin ends, then ends what the sessions hold (their MCP
+ * connections, the stdio servers they spawned).
+ */
+async function serve(settings: Settings): Promise<number> {
+  const state: AgentState = { settings, sessions: new Map(), announced: undefined, metaTools: [] };
+  if (settings.agent) {
+    // A client that ends the agent with SIGTERM ends the stdio servers it spawned too, which the
+    // signal's default (an exit on the spot) would leave running.
+    Deno.addSignalListener("SIGTERM", () => {
+      killSpawned(state);
+      Deno.exit(143);
+    });
+  }
+  const agent = standInAgent(state);
   const connection = agent.connect(acp.ndJsonStream(Deno.stdout.writable, Deno.stdin.readable));
   await connection.closed;
+  await Promise.all([...state.sessions.values()].map(closeMcp));
   return 0;
 }
 
