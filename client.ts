@@ -3,9 +3,10 @@
 /**
  * Lends tools of your own to mini-me (`mm -acp`), an AI agent that speaks the Agent Client
  * Protocol: JSON-RPC 2.0, one JSON object per line on its stdin and stdout. The client offers its
- * tools through ACP extensibility (mini-me's acp-client-tools.md, "Découverte"): in the `_meta` of
- * `initialize` (`meta` discovery), or in its answer to `_org.mini-me/tools/list` (`request`); mm's
- * model calls each as `client_<name>`, which mm sends the client as a request for its `method`.
+ * tools through ACP extensibility (mini-me's acp-client-tools.md, "Découverte": how mm finds a
+ * client's tools): in `initialize`'s `clientCapabilities._meta` (`meta` discovery), or in its
+ * answer to mm's `_org.mini-me/tools/list` (`request`). mm's model calls each as `client_<name>`;
+ * mm then sends the client a request whose method is the tool's `method`.
  *
  * A whole tool, lent for one question (mm reads `agent.yaml` in the current folder):
  *
@@ -23,10 +24,11 @@
  * console.log(turns[0].text);
  * ```
  *
- * The file reads in the order of a session. First the lesson: what the Node demo does, whole.
- * Then what makes it robust, each piece with the failure it guards against. Below the line that
- * says the protocol ends, the terminal program, whose `main()` is `lend()`'s first user and whose
- * `TOOLS` lends `host_info`. Importing the file runs nothing.
+ * The file reads in the order of a session. First the lesson: what mini-me's Node.js demo
+ * (`client.js`) does, in the order of the exchange. Then what makes it robust, each piece with the
+ * failure it guards against. Below the line that says the protocol ends, the terminal program,
+ * whose `main()` is `lend()`'s first user and whose `TOOLS` lends `host_info`. Importing the file
+ * runs nothing.
  *
  * @module
  */
@@ -37,6 +39,30 @@ export const VERSION = "0.5.0";
 // ═══ The lesson: lend tools to mm, in the order of a session ═══════════════════════════════════
 // Start mm, speak JSON-RPC on its stdin and stdout, `initialize` with the tools, open a session,
 // ask, answer mm's requests — the list, a call, a permission, `-32601` for the rest — and end.
+// A session, as the wire has it (→ the client writes, ← mm; ids are each side's own; "…" cut):
+//   → {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,
+//        "clientCapabilities":{…,"_meta":{"org.mini-me/tools":[{"name":"host_info",…}]}}}}
+//   ← {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{…}}}
+//   → {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/home/me","mcpServers":[]}}
+//   ← {"jsonrpc":"2.0","id":1,"result":{"sessionId":"20261110-224507-1f3a9c2e"}}
+//   → {"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"2026…",
+//        "prompt":[{"type":"text","text":"Which OS?"}]}}
+//   ← {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"2026…","update":
+//        {"sessionUpdate":"tool_call","toolCallId":"call_1","title":"client: host_info",…}}}
+//   ← {"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"2026…",
+//        "toolCall":{"toolCallId":"call_1","title":"client: host_info","kind":"other"},
+//        "options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},…]}}
+//   → {"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}
+//   ← {"jsonrpc":"2.0","id":1,"method":"_demo.minime/host_info","params":{"topic":"os",
+//        "_meta":{"org.mini-me/sessionId":"2026…"}}}
+//   → {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Linux 6.1 (…)"}]}}
+//   ← {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"2026…","update":
+//        {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"It runs Linux."}}}}
+//   ← {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}
+//   → {"jsonrpc":"2.0","id":3,"method":"session/close","params":{"sessionId":"2026…"}}
+// In request discovery `initialize` says `"org.mini-me/tools":true`, and mm asks for the list
+// (`_org.mini-me/tools/list`) before it answers `session/new`. A turn is cancelled with the
+// notification `session/cancel`; mm then sends `$/cancel_request` for a call it no longer wants.
 // Where the robust client does more, a line here calls a function of the next section whose name
 // says what it does: a first reading can skip it.
 
@@ -59,7 +85,8 @@ export interface Tool<S extends InputSchema = InputSchema> {
   call(args: ArgsOf<S>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
 }
 /**
- * A tool whose `call` has its arguments typed by its `inputSchema`, as written: a `required`
+ * A tool whose `call` has its arguments typed by its `inputSchema`, as written (TypeScript alone:
+ * at run time it returns what it is given): a `required`
  * property is there, another may be `undefined`, an `enum` is the union of its values. The client
  * checks the arguments against the schema before `call` runs: that makes the type true. Write the
  * schema in the call (or `as const`): its literal values are what type the arguments.
@@ -74,6 +101,230 @@ export function toolText(text: string, isError?: boolean): ToolResult {
   return { content: [{ type: "text", text }] };
 }
 
+/** Starts mm with its stdin and stdout for JSON-RPC and its stderr a log, in its own process group. */
+function startMm({ command = "mm", args = ["-acp", "-agent", "agent.yaml"], cwd }: {
+  command?: string;
+  args?: string[];
+  cwd?: string;
+}): Deno.ChildProcess {
+  const refused = `cannot start mm (${command}): this run may not start it (add --allow-run)`;
+  if (!granted({ name: "run", command })) throw new ClientError(refused, 127);
+  const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
+  try {
+    // Its own group: a Ctrl-C typed in the terminal reaches the client alone, which cancels the
+    // turn the ACP way; and the client can end the group, helpers and all.
+    return new Deno.Command(command, { args, cwd, detached: true, ...pipes }).spawn();
+  } catch (error) {
+    let reason = errorText(error);
+    if (error instanceof Deno.errors.NotFound) reason = "not found";
+    if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
+    throw new ClientError(`cannot start mm (${command}): ${reason}`, 127, { cause: error });
+  }
+}
+
+/** A JSON-RPC error, to answer a request with, or received as an answer. */
+export class RpcError extends Error {
+  /** `code`: JSON-RPC's, such as `-32601` (Method not found). */
+  constructor(readonly code: number, message: string) {
+    super(message);
+    this.name = "RpcError";
+  }
+}
+/** A JSON-RPC id. */
+export type RpcId = string | number | null;
+/** What one line turned out to be. */
+export type Frame =
+  | { kind: "request"; id: string | number; method: string; params: unknown }
+  | { kind: "notification"; method: string; params: unknown }
+  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
+  | { kind: "blank" }
+  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
+/**
+ * Classifies a line as JSON-RPC 2.0 does: a request has a `method` and an `id`, a notification a
+ * `method` alone, a response an `id` and a `result` or an `error`. A bad one is answered `-32700`
+ * if it is not JSON, else `-32600` (a batch too).
+ */
+export function parseFrame(line: string): Frame {
+  if (line.trim() === "") return { kind: "blank" };
+  const bad = (id: RpcId, code: number, message: string): Frame => {
+    return { kind: "bad", reply: { jsonrpc: "2.0", id, error: { code, message } } };
+  };
+  const value: unknown = attempt(() => JSON.parse(line), undefined); // JSON is never undefined
+  if (value === undefined) return bad(null, -32700, "Parse error");
+  if (!isObject(value)) return bad(null, -32600, "Invalid Request");
+  const { id, method, params, result, error } = value;
+  const validId = typeof id === "string" || typeof id === "number";
+  const hasMethod = typeof method === "string";
+  if (hasMethod && validId) return { kind: "request", id, method, params };
+  if (hasMethod && !("id" in value)) return { kind: "notification", method, params };
+  if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
+    return { kind: "response", id, result, error: error as { code: number; message: string } };
+  }
+  return bad(validId ? id : null, -32600, "Invalid Request");
+}
+
+/**
+ * What a connection calls: `request` answers one of the peer's (a result, a promise of it, or a
+ * thrown `RpcError`; `signal` aborts if the request is cancelled); `view` sees each frame and
+ * answer; `fail`: the connection cannot go on (`writing`: a write failed, as once mm has exited).
+ */
+type Handlers = {
+  request(method: string, params: unknown, signal: AbortSignal): unknown;
+  notification(method: string, params: unknown): void;
+  view: Pick<View, "frame" | "answered" | "log" | "warn">;
+  fail(error: ClientError, writing: boolean): void;
+};
+/**
+ * JSON-RPC 2.0 over a pair of byte streams, one JSON object per line. Read in the order a line
+ * takes: read, received, answered (a request of the peer's), written. The client's own requests
+ * are matched to their answers by id; the peer's are answered in any order, each once.
+ */
+class Connection {
+  /** Settles when the stream from the peer has ended and each frame on it was handled. */
+  readonly reading: Promise<void>;
+  readonly #handlers: Handlers;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #nextId = 0;
+  readonly #pending = new Map<RpcId, PromiseWithResolvers<unknown>>(); // the client's requests
+  readonly #running = new Map<RpcId, AbortController>(); // the peer's, being answered
+  #writing = Promise.resolve(); // the writes, one after another
+  #queued: string[] = []; // frames not written yet: a tick's go out in one write
+  #unwritten = 0; // characters of frames not written yet
+  #lastFrameAt = 0; // when a frame last crossed, either way: the peer's silence counts from it
+  readonly #bad = new BadFrames();
+  constructor(stream: ReadableWritablePair<Uint8Array, Uint8Array>, handlers: Handlers) {
+    this.#handlers = handlers;
+    this.#writer = stream.writable.getWriter();
+    this.reading = this.#read(stream.readable).catch((error) =>
+      handlers.fail(readError(error), false)
+    );
+  }
+  /** Reads lines, however the chunks split them (`LineReader`), and handles each as it comes. */
+  async #read(readable: ReadableStream<Uint8Array>): Promise<void> {
+    const reader = new LineReader();
+    for await (const chunk of readable) {
+      for (const line of reader.push(chunk)) this.#receive(line);
+      // Backpressure: a peer that stops reading must not pile answers up in the client's memory.
+      if (this.#unwritten > MAX_UNWRITTEN) await this.#writing;
+    }
+    const last = reader.flush();
+    if (last !== undefined) this.#receive(last);
+  }
+  /** One line: a request to answer, a notification, or the answer to one of the client's. */
+  #receive(line: string): void {
+    this.#lastFrameAt = performance.now();
+    const frame = parseFrame(line);
+    if (frame.kind === "blank") return;
+    this.#handlers.view.frame?.(line, false);
+    if (frame.kind === "bad") return this.#badLine(line, frame.reply);
+    this.#bad.inARow = 0;
+    if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
+    // ACP's `$/cancel_request`: the peer no longer wants the answer to one of its requests.
+    if (frame.kind === "notification" && frame.method === "$/cancel_request") {
+      return this.#running.get(field(frame.params, "requestId") as RpcId)?.abort(CANCELLED_BY_PEER);
+    }
+    if (frame.kind === "notification") {
+      return this.#handlers.notification(frame.method, frame.params);
+    }
+    const waiting = this.#pending.get(frame.id);
+    if (!waiting) {
+      return this.#handlers.view.log?.(
+        `answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`,
+      );
+    }
+    this.#pending.delete(frame.id);
+    if (!frame.error) return waiting.resolve(frame.result);
+    const { code, message } = frame.error;
+    waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
+  }
+  /**
+   * Answers a request of the peer's with what its handler returns: at once, or when its promise
+   * settles. A throw is a JSON-RPC error: an `RpcError`'s own code, else `-32603` (`errorReply`).
+   * While it runs, `$/cancel_request` aborts its signal and answers `-32800` (Request cancelled)
+   * at once; its late end is not sent.
+   */
+  #answer(id: string | number, method: string, params: unknown): void {
+    const controller = new AbortController();
+    const settle = (reply: object) => {
+      this.#handlers.view.answered?.(method, params, reply);
+      this.#send({ jsonrpc: "2.0", id, ...reply });
+    };
+    let result;
+    try {
+      result = this.#handlers.request(method, params, controller.signal);
+    } catch (error) {
+      return settle(errorReply(error));
+    }
+    if (!(result instanceof Promise)) return settle({ result });
+    const finish = (reply: object) => {
+      if (this.#running.get(id) !== controller) return; // answered already, or abandoned
+      this.#running.delete(id);
+      settle(reply);
+    };
+    this.#running.set(id, controller);
+    controller.signal.addEventListener("abort", () => {
+      if (controller.signal.reason === CANCELLED_BY_PEER) finish(CANCELLED_REPLY);
+    });
+    result.then((value) => finish({ result: value }), (error) => finish(errorReply(error)));
+  }
+  /** Writes one frame: its JSON, and a line end. */
+  #send(message: object): void {
+    const line = `${JSON.stringify(message)}\n`;
+    this.#lastFrameAt = performance.now();
+    this.#handlers.view.frame?.(line.slice(0, -1), true);
+    this.#queued.push(line);
+    this.#unwritten += line.length;
+    // Frames sent together (many answers in one tick) go out in one write, after those before.
+    if (this.#queued.length > 1) return; // that write is scheduled already
+    this.#writing = this.#writing.then(() => this.#writeQueued());
+  }
+  async #writeQueued(): Promise<void> {
+    const text = this.#queued.splice(0).join("");
+    try {
+      await this.#writer.write(ENCODER.encode(text));
+      this.#unwritten -= text.length;
+    } catch (error) {
+      this.#handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`), true);
+    }
+  }
+  /** Sends a request; the promise settles with the answer, or rejects with its `RpcError`. */
+  request(method: string, params: unknown): Promise<unknown> {
+    const id = this.#nextId++;
+    const reply = Promise.withResolvers<unknown>();
+    this.#pending.set(id, reply);
+    this.#send({ jsonrpc: "2.0", id, method, params });
+    return reply.promise;
+  }
+  /** Sends a notification: no id, no answer. */
+  notify(method: string, params: unknown): void {
+    this.#send({ jsonrpc: "2.0", method, params });
+  }
+  /** Closes the stream to the peer, once what is queued is written. */
+  close(): Promise<void> {
+    return this.#writing.then(() => this.#writer.close()).catch(() => {});
+  }
+  /** A bad line from the peer: answered and logged, the first few; a flood ends the connection. */
+  #badLine(line: string, reply: object): void {
+    if (this.#bad.shown(line)) {
+      this.#handlers.view.warn?.(`bad frame from mm: ${line.slice(0, 80)}`);
+      this.#send(reply);
+    }
+  }
+  /** Aborts every request of the peer's still running, with `reason`, and answers none of them. */
+  abandon(reason: unknown): void {
+    const running = [...this.#running.values()];
+    this.#running.clear();
+    for (const controller of running) controller.abort(reason);
+  }
+  /** How long the peer has been silent: sent nothing and been sent nothing; 0 while it waits for us. */
+  silentFor(): number {
+    return this.#running.size > 0 ? 0 : performance.now() - this.#lastFrameAt;
+  }
+  /** How many bad frames were counted but not logged. */
+  unlogged(): number {
+    return this.#bad.unlogged();
+  }
+}
 /**
  * Lends tools to mm for one session: starts mm in its own process group, `initialize`, opens a
  * session, asks each question in a turn while it answers mm's requests, closes the session and
@@ -113,7 +364,7 @@ class Session {
   listed = false; // mm asked for the list (request discovery)
   replaying = false; // mm replays the past of the session it loads
   turn?: TurnState;
-  questions: Promise<unknown> = Promise.resolve(); // the permissions put to the asker, in turn
+  asked: Promise<unknown> = Promise.resolve(); // the permissions put to the asker, one by one
   constructor(readonly options: LendOptions) {
     this.tools = lendable(options.tools); // a broken tool stops the run before mm starts
     this.failed = new Promise<never>((_, reject) => this.fail = reject);
@@ -139,7 +390,7 @@ class Session {
     const seconds = this.options.timeout ?? 30;
     const discovery = this.options.discovery ?? "meta";
     const init = await this.request("initialize", initializeParams(discovery, this.tools), seconds);
-    const version = JSON.stringify(field(init, "protocolVersion"));
+    const version = JSON.stringify(field(init, "protocolVersion")); // as JSON: "1" is not 1
     const mismatch = `mm speaks ACP protocol version ${version}; this client speaks 1`;
     if (version !== "1") throw new ClientError(mismatch);
     this.capabilities = field(init, "agentCapabilities");
@@ -168,7 +419,12 @@ class Session {
     return this.sessionId;
   }
 
-  /** One prompt turn: the question, mm's updates and requests as they come, its stop reason. */
+  /**
+   * One prompt turn: the question, mm's updates and requests as they come, its stop reason. The
+   * answer's text is that of mm's `agent_message_chunk` updates; `turn.cancel()` (Ctrl-C, the
+   * caller's signal, a silence too long: seconds of `turnTimeout`) sends `session/cancel`, and mm
+   * ends the turn `cancelled`.
+   */
   async prompt(sessionId: string, question: string): Promise<TurnResult> {
     const turn = new TurnState(this, sessionId, question);
     this.turn = turn;
@@ -225,15 +481,15 @@ class Session {
    * `terminal/*`, another extension — is not lent: `-32601`, as JSON-RPC says.
    */
   answer(method: string, params: unknown, signal: AbortSignal): unknown {
-    const lent = this.tools.find((candidate) => candidate.method === method);
-    if (lent) return this.callTool(lent, params, signal);
-    if (method === "_org.mini-me/tools/list") return this.list(params);
+    const called = this.tools.find((lent) => lent.method === method);
+    if (called) return this.callTool(called, params, signal);
+    if (method === "_org.mini-me/tools/list") return this.toolList(params);
     if (method === "session/request_permission") return this.answerPermission(params, signal);
     throw new RpcError(-32601, "Method not found");
   }
 
   /** The list, in request discovery: every tool, for whichever session asks. */
-  list(params: unknown): { tools: Omit<Tool, "call">[] } {
+  toolList(params: unknown): { tools: Omit<Tool, "call">[] } {
     this.listed = true;
     this.view.log?.(`list requested for session ${field(params, "sessionId") ?? "?"}`);
     return { tools: describeTools(this.tools) };
@@ -242,33 +498,39 @@ class Session {
   /**
    * A call: the model's arguments are at the top level of `params`, mm's session in its `_meta`
    * ("Requête"). Checked against the schema, they go to the tool; what it returns, now or in a
-   * promise, is the answer. A wrong argument, a throw, or a value that is not a result is an
-   * error result the model can act on (`toolFailure()`), never a crash of the client.
+   * promise, is the answer: a `result` of MCP's shape, `{content, isError?}`. A wrong argument, a
+   * throw, or a value that is not a result is such a result too, with `isError` — an answer the
+   * model can act on (`toolFailure()`), never a JSON-RPC error, never a crash of the client.
    */
-  callTool(lent: Tool, params: unknown, signal: AbortSignal): ToolResult | Promise<ToolResult> {
+  callTool(called: Tool, params: unknown, signal: AbortSignal): ToolResult | Promise<ToolResult> {
     const { args, sessionId } = readToolCall(params);
-    this.view.log?.(`${lent.name} ${JSON.stringify(args)} (session ${sessionId})`);
-    sayWhenCancelled(lent, signal, this.view);
+    this.view.log?.(`${called.name} ${JSON.stringify(args)} (session ${sessionId})`);
+    sayWhenCancelled(called, signal, this.view);
     const given = isObject(args) ? args : {};
-    const mismatch = checkArguments(lent, given);
+    const mismatch = checkArguments(called, given);
     if (mismatch) return toolFailure(this.view, signal, mismatch);
-    const failed = (error: unknown) =>
-      toolFailure(this.view, signal, `${lent.name} failed: ${errorText(error)}`);
+    const threw = (error: unknown) =>
+      toolFailure(this.view, signal, `${called.name} failed: ${errorText(error)}`);
     try {
-      const result = lent.call(given, signal);
+      const result = called.call(given, signal);
+      // A synchronous tool is answered at once; a promise, when it settles.
       if (result instanceof Promise) {
-        return result.then((value) => checkedResult(lent, value, this.view, signal), failed);
+        return result.then((value) => checkedResult(called, value, this.view, signal), threw);
       }
-      return checkedResult(lent, result, this.view, signal);
+      return checkedResult(called, result, this.view, signal);
     } catch (error) {
-      return failed(error);
+      return threw(error);
     }
   }
 
   /**
-   * A permission (acp-client-tools.md, "Avant la requête"): {@linkcode decide} says allow, refuse
-   * or ask; the answer is one of mm's own options ({@linkcode choosePermission}). "ask" goes to
-   * the asker, one question at a time (`askInTurn()`); none, or nothing to allow: refused.
+   * A permission (acp-client-tools.md, "Avant la requête"). Its params: `{sessionId, toolCall:
+   * {toolCallId, title, kind, rawInput, …}, options: [{optionId, name, kind}]}`, the call as mm
+   * shows it (`permissionRequest()` adds what an earlier `tool_call` of that id said). {@linkcode
+   * decide} says allow, refuse or ask; the answer is `{outcome}`, one of mm's own options
+   * ({@linkcode choosePermission}). "ask" goes to the asker, one question at a time
+   * (`askInTurn()`); with none, or nothing mm offers to allow, it is refused. Once the turn is
+   * cancelled, every answer is `cancelled`.
    */
   answerPermission(params: unknown, signal: AbortSignal): unknown {
     const request = permissionRequest(params, this.turn);
@@ -295,9 +557,10 @@ class Session {
   }
 
   /**
-   * The end: every call still running aborted (the session owns them), the session closed if mm
-   * can (`closeSession()`), mm's stdin closed and time to exit, all within one grace; then its
-   * process group killed, with whatever mm left running. After a failure, at once.
+   * The end: every call still running aborted (the session owns them); `session/close` if mm
+   * advertises `sessionCapabilities.close` (`closeSession()`); mm's stdin closed, and time to exit,
+   * all within one grace; then its process group killed, with whatever mm left running. After a
+   * failure, at once: no `session/close`, no grace.
    */
   async end(graceful: boolean): Promise<void> {
     this.connection.abandon(new ClientError("the session ended"));
@@ -313,27 +576,6 @@ class Session {
     await within(500, this.stderr);
     const unlogged = this.connection.unlogged();
     if (unlogged) this.view.warn?.(`${unlogged} more bad frames from mm were not logged`);
-  }
-}
-
-/** Starts mm with its stdin and stdout for JSON-RPC and its stderr a log, in its own process group. */
-function startMm({ command = "mm", args = ["-acp", "-agent", "agent.yaml"], cwd }: {
-  command?: string;
-  args?: string[];
-  cwd?: string;
-}): Deno.ChildProcess {
-  const refused = `cannot start mm (${command}): this run may not start it (add --allow-run)`;
-  if (!granted({ name: "run", command })) throw new ClientError(refused, 127);
-  const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
-  try {
-    // Its own group: a Ctrl-C typed in the terminal reaches the client alone, which cancels the
-    // turn the ACP way; and the client can end the group, helpers and all.
-    return new Deno.Command(command, { args, cwd, detached: true, ...pipes }).spawn();
-  } catch (error) {
-    let reason = errorText(error);
-    if (error instanceof Deno.errors.NotFound) reason = "not found";
-    if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
-    throw new ClientError(`cannot start mm (${command}): ${reason}`, 127, { cause: error });
   }
 }
 
@@ -370,25 +612,33 @@ export function readToolCall(params: unknown): { args: unknown; sessionId: strin
   return { args, sessionId: typeof sessionId === "string" ? sessionId : "?" };
 }
 
-/** A `session/request_permission`: the call's title and kind, the call as known, mm's options. */
+/** A `session/request_permission`: the call's title and kind, the call as described, mm's options. */
 export type PermissionRequest = {
   title?: string;
   kind?: string;
   toolCall: Record<string, unknown>;
   options: Record<string, unknown>[];
 };
-/** What the client does about a permission: allow it, refuse it, or ask the person. */
+/**
+ * What the client does about a permission: allow it, refuse it, or ask the person (and refuse
+ * where nobody can be asked). The default policy never refuses outright; a policy of yours may.
+ */
 export type Decision = "allow" | "refuse" | "ask";
 /**
- * The permission policy, the one place that decides: the call of a tool the client lends (its
- * title exactly `client: <name>`, "Avant la requête") is allowed; anything else is put to the
- * person, and refused where nobody can be asked. A shell command titled `client: …` is not a tool.
+ * The permission policy, the one place that decides what to answer. mm asks before a call of a
+ * client's tool with the title `client: <name>` and the kind `other` ("Avant la requête"): such a
+ * call of a tool the client lends is allowed. A title is the model's words, so a call of another
+ * kind (a shell command titled `client: …` is `execute`), or one that carries a `command`, is not
+ * one of ours. Anything else is put to the person.
  */
 export function decide(request: PermissionRequest, tools: readonly Tool[]): Decision {
-  if (tools.some((lent) => request.title === `client: ${lent.name}`)) return "allow";
+  const { title, kind, toolCall } = request;
+  const command = field(toolCall.rawInput, "command") !== undefined;
+  const ours = tools.some((lent) => title === `client: ${lent.name}`);
+  if (ours && kind === "other" && !command) return "allow";
   return "ask";
 }
-/** The answer to `session/request_permission`. */
+/** What a permission is answered with: `{ outcome }`, one of these. */
 export type Outcome = { outcome: "cancelled" } | { outcome: "selected"; optionId: string };
 /**
  * Picks among mm's options: `allow_once`, else `allow_always` to allow; `reject_once`, else
@@ -403,204 +653,6 @@ export function choosePermission(options: unknown, allow: boolean): Outcome {
     if (option) return { outcome: "selected", optionId: String(option.optionId) };
   }
   return { outcome: "cancelled" };
-}
-
-/** A JSON-RPC error, to answer a request with, or received as an answer. */
-export class RpcError extends Error {
-  /** `code`: JSON-RPC's, such as `-32601` (Method not found). */
-  constructor(readonly code: number, message: string) {
-    super(message);
-    this.name = "RpcError";
-  }
-}
-/**
- * What a connection calls: `request` answers one of the peer's (a result, a promise of it, or a
- * thrown `RpcError`; `signal` aborts if the request is cancelled); `view` sees each frame and
- * answer; `fail`: the connection cannot go on (`writing`: a write failed, as once mm has exited).
- */
-type Handlers = {
-  request(method: string, params: unknown, signal: AbortSignal): unknown;
-  notification(method: string, params: unknown): void;
-  view: Pick<View, "frame" | "answered" | "log" | "warn">;
-  fail(error: ClientError, writing: boolean): void;
-};
-/**
- * JSON-RPC 2.0 over a pair of byte streams, one JSON object per line: the client's requests and
- * their answers matched by id; the peer's requests answered, in any order, each once; its
- * notifications passed on. Frames are written whole and in order.
- */
-class Connection {
-  /** Settles when the stream from the peer has ended and each frame on it was handled. */
-  readonly reading: Promise<void>;
-  readonly #handlers: Handlers;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #writing = Promise.resolve(); // the writes, one after another
-  #queued: string[] = []; // the frames of this tick, not written yet
-  #unwritten = 0; // characters of frames not written yet
-  #nextId = 0;
-  #heard = 0; // when a frame last crossed, either way
-  readonly #pending = new Map<RpcId, PromiseWithResolvers<unknown>>(); // the client's requests
-  readonly #running = new Map<RpcId, AbortController>(); // the peer's, being answered
-  readonly #bad = new BadFrames();
-  constructor(stream: ReadableWritablePair<Uint8Array, Uint8Array>, handlers: Handlers) {
-    this.#handlers = handlers;
-    this.#writer = stream.writable.getWriter();
-    this.reading = this.#read(stream.readable).catch((error) =>
-      handlers.fail(readError(error), false)
-    );
-  }
-  /** Sends a request; the promise settles with the answer, or rejects with its `RpcError`. */
-  request(method: string, params: unknown): Promise<unknown> {
-    const id = this.#nextId++;
-    const reply = Promise.withResolvers<unknown>();
-    this.#pending.set(id, reply);
-    this.#send({ jsonrpc: "2.0", id, method, params });
-    return reply.promise;
-  }
-  notify(method: string, params: unknown): void {
-    this.#send({ jsonrpc: "2.0", method, params });
-  }
-  /** Writes one frame: a line of JSON. The frames of one tick go out in one write, in order. */
-  #send(message: object): void {
-    const line = JSON.stringify(message);
-    this.#heard = performance.now(); // the peer's silence counts from what it was sent last
-    this.#handlers.view.frame?.(line, true);
-    this.#queued.push(line, "\n");
-    this.#unwritten += line.length + 1;
-    if (this.#queued.length > 2) return; // a write of this tick is scheduled already
-    this.#writing = this.#writing.then(() => this.#writeQueued());
-  }
-  async #writeQueued(): Promise<void> {
-    const text = this.#queued.splice(0).join("");
-    try {
-      await this.#writer.write(ENCODER.encode(text));
-      this.#unwritten -= text.length;
-    } catch (error) {
-      this.#handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`), true);
-    }
-  }
-  /** Reads lines, however the chunks split them (`LineReader`), and handles each as it comes. */
-  async #read(readable: ReadableStream<Uint8Array>): Promise<void> {
-    const reader = new LineReader();
-    for await (const chunk of readable) {
-      for (const line of reader.push(chunk)) this.#receive(line);
-      // Backpressure: a peer that stops reading must not pile answers up in the client's memory.
-      if (this.#unwritten > MAX_UNWRITTEN) await this.#writing;
-    }
-    const last = reader.flush();
-    if (last !== undefined) this.#receive(last);
-  }
-  /** One line: a request to answer, a notification, or the answer to one of the client's. */
-  #receive(line: string): void {
-    this.#heard = performance.now();
-    const frame = parseFrame(line);
-    if (frame.kind === "blank") return;
-    this.#handlers.view.frame?.(line, false);
-    if (frame.kind === "bad") return this.#badLine(line, frame.reply);
-    this.#bad.inARow = 0;
-    if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
-    if (frame.kind === "notification" && frame.method === "$/cancel_request") {
-      return this.#running.get(field(frame.params, "requestId") as RpcId)?.abort(CANCELLED_BY_PEER);
-    }
-    if (frame.kind === "notification") {
-      return this.#handlers.notification(frame.method, frame.params);
-    }
-    const waiting = this.#pending.get(frame.id);
-    if (!waiting) {
-      return this.#handlers.view.log?.(
-        `answer to no pending request (id ${JSON.stringify(frame.id)}) ignored`,
-      );
-    }
-    this.#pending.delete(frame.id);
-    if (!frame.error) return waiting.resolve(frame.result);
-    const { code, message } = frame.error;
-    waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
-  }
-  /**
-   * Answers a request at once, or when its promise settles; a throw is a JSON-RPC error. While it
-   * runs, `$/cancel_request` aborts its signal and answers `-32800` at once: its late end is not sent.
-   */
-  #answer(id: string | number, method: string, params: unknown): void {
-    const controller = new AbortController();
-    const settle = (reply: object) => {
-      this.#handlers.view.answered?.(method, params, reply);
-      this.#send({ jsonrpc: "2.0", id, ...reply });
-    };
-    let result;
-    try {
-      result = this.#handlers.request(method, params, controller.signal);
-    } catch (error) {
-      return settle(errorReply(error));
-    }
-    if (!(result instanceof Promise)) return settle({ result });
-    const finish = (reply: object) => {
-      if (this.#running.get(id) !== controller) return; // answered already, or abandoned
-      this.#running.delete(id);
-      settle(reply);
-    };
-    this.#running.set(id, controller);
-    controller.signal.addEventListener("abort", () => {
-      if (controller.signal.reason === CANCELLED_BY_PEER) finish(CANCELLED_REPLY);
-    });
-    result.then((value) => finish({ result: value }), (error) => finish(errorReply(error)));
-  }
-  /** A bad line from the peer: answered and logged, the first few; a flood ends the connection. */
-  #badLine(line: string, reply: object): void {
-    if (this.#bad.shown(line)) {
-      this.#handlers.view.warn?.(`bad frame from mm: ${line.slice(0, 80)}`);
-      this.#send(reply);
-    }
-  }
-  /** Closes the stream to the peer, once what is queued is written. */
-  close(): Promise<void> {
-    return this.#writing.then(() => this.#writer.close()).catch(() => {});
-  }
-  /** Aborts every request of the peer's still running, with `reason`, and answers none of them. */
-  abandon(reason: unknown): void {
-    const running = [...this.#running.values()];
-    this.#running.clear();
-    for (const controller of running) controller.abort(reason);
-  }
-  /** How long the peer has been silent: sent nothing and been sent nothing; 0 while it waits for us. */
-  silentFor(): number {
-    return this.#running.size > 0 ? 0 : performance.now() - this.#heard;
-  }
-  /** How many bad frames were counted but not logged. */
-  unlogged(): number {
-    return this.#bad.unlogged();
-  }
-}
-/** A JSON-RPC id. */
-export type RpcId = string | number | null;
-/** What one line turned out to be. */
-export type Frame =
-  | { kind: "request"; id: string | number; method: string; params: unknown }
-  | { kind: "notification"; method: string; params: unknown }
-  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
-  | { kind: "blank" }
-  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
-/**
- * Classifies a line as JSON-RPC 2.0 does: a request has a `method` and an `id`, a notification a
- * `method` alone, a response an `id` and a `result` or an `error`. A bad one is answered `-32700`
- * if it is not JSON, else `-32600` (a batch too).
- */
-export function parseFrame(line: string): Frame {
-  if (line.trim() === "") return { kind: "blank" };
-  const bad = (id: RpcId, code: number, message: string): Frame => {
-    return { kind: "bad", reply: { jsonrpc: "2.0", id, error: { code, message } } };
-  };
-  const value: unknown = attempt(() => JSON.parse(line), undefined); // JSON is never undefined
-  if (value === undefined) return bad(null, -32700, "Parse error");
-  if (!isObject(value)) return bad(null, -32600, "Invalid Request");
-  const { id, method, params, result, error } = value;
-  const validId = typeof id === "string" || typeof id === "number";
-  const hasMethod = typeof method === "string";
-  if (hasMethod && validId) return { kind: "request", id, method, params };
-  if (hasMethod && !("id" in value)) return { kind: "notification", method, params };
-  if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
-    return { kind: "response", id, result, error: error as { code: number; message: string } };
-  }
-  return bad(validId ? id : null, -32600, "Invalid Request");
 }
 
 // ═══ What lend() takes and gives, and the types that type a tool's arguments ═══════════════════
@@ -1172,9 +1224,9 @@ function askInTurn(
   request: PermissionRequest,
   signal: AbortSignal,
 ) {
-  const asked = session.questions.then(() => ask(session, asker, request, signal));
-  session.questions = asked.catch(() => {});
-  return asked;
+  const answer = session.asked.then(() => ask(session, asker, request, signal));
+  session.asked = answer.catch(() => {});
+  return answer;
 }
 /**
  * Puts a permission to the asker, unless the question no longer stands: mm withdrew it, or the

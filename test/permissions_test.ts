@@ -40,18 +40,23 @@ import {
 
 // ─── The policy, pure ────────────────────────────────────────────────────────
 
-Deno.test("permissions: decide() allows only the exact title of an offered tool, and asks about anything else", () => {
+Deno.test("permissions: decide() allows only the exact title of an offered tool with mm's kind other, and asks about anything else", () => {
   // As the client reads mm's request: a title that is not a string is none.
-  const decided = (title: unknown) =>
+  const decided = (title: unknown, kind = "other", rawInput: unknown = { topic: "os" }) =>
     decide(
       {
         title: typeof title === "string" ? title : undefined,
-        toolCall: {},
+        kind,
+        toolCall: { rawInput },
         options: [],
       },
       TOOLS,
     );
   assert.equal(decided("client: host_info"), "allow");
+  // The title is the model's words: a shell command may take it.
+  assert.equal(decided("client: host_info", "execute"), "ask");
+  assert.equal(decided("client: host_info", "other", { command: "rm -rf ~" }), "ask");
+  assert.equal(decided("client: host_info", "read"), "ask");
   for (
     const title of [
       "client: host_info ",

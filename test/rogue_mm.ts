@@ -155,8 +155,9 @@ const PERMISSION_OPTIONS = [
   { optionId: "never", name: "Never", kind: "reject_always" },
 ];
 
+/** A permission for a call titled `title`, of the kind mm gives its client tools' calls. */
 function permission(id: number, title: unknown, options: unknown = PERMISSION_OPTIONS) {
-  return requestPermission(id, { toolCallId: `t${id}`, title }, options);
+  return requestPermission(id, { toolCallId: `t${id}`, title, kind: "other" }, options);
 }
 
 function requestPermission(id: number, toolCall: object, options: unknown = PERMISSION_OPTIONS) {
