@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --no-prompt --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
+#!/usr/bin/env -S deno run --no-prompt --allow-run --allow-read=. --allow-env=MM_BIN,NO_COLOR,TERM,DENO_DIR,ACP_CLIENT_MCP_TOKEN --allow-net=127.0.0.1 --allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime
 // SPDX-License-Identifier: MIT
 /**
  * Lends tools of your own to mini-me (`mm -acp`), an AI agent that speaks the Agent Client
@@ -66,6 +66,14 @@ export const VERSION = "0.5.0";
 // Where the robust client does more, a line here calls a function of the next section whose name
 // says what it does: a first reading can skip it.
 
+/** MCP's hints about what a tool does, for an agent that decides how to run it. */
+export type ToolAnnotations = {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+};
 /** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"). */
 export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
 /**
@@ -81,6 +89,8 @@ export interface Tool<S extends InputSchema = InputSchema> {
   readonly method: string;
   /** The JSON Schema of the arguments, which are checked against it before `call` runs. */
   readonly inputSchema: S;
+  /** MCP's hints to an agent that takes the tool from the client's MCP server (`readOnlyHint`…). */
+  readonly annotations?: ToolAnnotations;
   /** Answers a call, now or in a promise; `signal` aborts if the call is cancelled. A throw is an error result. */
   call(args: ArgsOf<S>, signal: AbortSignal): ToolResult | Promise<ToolResult>;
 }
@@ -101,13 +111,15 @@ export function toolText(text: string, isError?: boolean): ToolResult {
   return { content: [{ type: "text", text }] };
 }
 
-/** Starts mm with its stdin and stdout for JSON-RPC and its stderr a log, in its own process group. */
-function startMm({ command = "mm", args = ["-acp", "-agent", "agent.yaml"], cwd }: {
-  command?: string;
-  args?: string[];
-  cwd?: string;
-}): Deno.ChildProcess {
-  const refused = `cannot start mm (${command}): this run may not start it (add --allow-run)`;
+/**
+ * Starts the agent — mm, `mm -acp -agent agent.yaml` unless told otherwise — with its stdin and
+ * stdout for JSON-RPC and its stderr a log, in its own process group.
+ */
+function startAgent(
+  { command, args, cwd }: { command: string; args: string[]; cwd?: string },
+  name: string,
+): Deno.ChildProcess {
+  const refused = `cannot start ${name} (${command}): this run may not start it (add --allow-run)`;
   if (!granted({ name: "run", command })) throw new ClientError(refused, 127);
   const pipes = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
   try {
@@ -118,9 +130,23 @@ function startMm({ command = "mm", args = ["-acp", "-agent", "agent.yaml"], cwd 
     let reason = errorText(error);
     if (error instanceof Deno.errors.NotFound) reason = "not found";
     if (error instanceof Deno.errors.PermissionDenied) reason = "not executable";
-    throw new ClientError(`cannot start mm (${command}): ${reason}`, 127, { cause: error });
+    throw new ClientError(`cannot start ${name} (${command}): ${reason}`, 127, { cause: error });
   }
 }
+/** The agent to start: `agent`, else mm as `mm` says (default `mm -acp -agent agent.yaml`). */
+function agentToStart(
+  { mm, agent }: LendOptions,
+): { command: string; args: string[]; cwd?: string } {
+  if (agent && mm) throw new ClientError("lend() starts mm or another agent: give mm or agent", 2);
+  if (agent) return { command: agent.command, args: agent.args ?? [], cwd: agent.cwd };
+  return {
+    command: mm?.command ?? "mm",
+    args: mm?.args ?? ["-acp", "-agent", "agent.yaml"],
+    cwd: mm?.cwd,
+  };
+}
+/** An agent's name, before it says its own: its command's, without the folders. */
+const agentName = (command: string) => command.split(/[/\\]/).at(-1) || command;
 
 /** A JSON-RPC error, to answer a request with, or received as an answer. */
 export class RpcError extends Error {
@@ -171,6 +197,8 @@ export function parseFrame(line: string): Frame {
 type Handlers = {
   request(method: string, params: unknown, signal: AbortSignal): unknown;
   notification(method: string, params: unknown): void;
+  /** How messages name the peer: `mm`, or the agent's name. */
+  peer(): string;
   view: Pick<View, "frame" | "answered" | "log" | "warn">;
   fail(error: ClientError, writing: boolean): void;
 };
@@ -191,12 +219,13 @@ class Connection {
   #queued: string[] = []; // frames not written yet: a tick's go out in one write
   #unwritten = 0; // characters of frames not written yet
   #lastFrameAt = 0; // when a frame last crossed, either way: the peer's silence counts from it
-  readonly #bad = new BadFrames();
+  readonly #bad: BadFrames;
   constructor(stream: ReadableWritablePair<Uint8Array, Uint8Array>, handlers: Handlers) {
     this.#handlers = handlers;
+    this.#bad = new BadFrames(handlers.peer);
     this.#writer = stream.writable.getWriter();
     this.reading = this.#read(stream.readable).catch((error) =>
-      handlers.fail(readError(error), false)
+      handlers.fail(readError(error, handlers.peer()), false)
     );
   }
   /** Reads lines, however the chunks split them (`LineReader`), and handles each as it comes. */
@@ -217,6 +246,7 @@ class Connection {
     if (frame.kind === "blank") return;
     this.#handlers.view.frame?.(line, false);
     if (frame.kind === "bad") return this.#badLine(line, frame.reply);
+    // (a flood of bad lines throws, and ends the connection: `BadFrames`)
     this.#bad.inARow = 0;
     if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
     // ACP's `$/cancel_request`: the peer no longer wants the answer to one of its requests.
@@ -284,7 +314,8 @@ class Connection {
       await this.#writer.write(ENCODER.encode(text));
       this.#unwritten -= text.length;
     } catch (error) {
-      this.#handlers.fail(new ClientError(`cannot write to mm: ${errorText(error)}`), true);
+      const reason = `cannot write to ${this.#handlers.peer()}: ${errorText(error)}`;
+      this.#handlers.fail(new ClientError(reason), true);
     }
   }
   /** Sends a request; the promise settles with the answer, or rejects with its `RpcError`. */
@@ -306,7 +337,7 @@ class Connection {
   /** A bad line from the peer: answered and logged, the first few; a flood ends the connection. */
   #badLine(line: string, reply: object): void {
     if (this.#bad.shown(line)) {
-      this.#handlers.view.warn?.(`bad frame from mm: ${line.slice(0, 80)}`);
+      this.#handlers.view.warn?.(`bad frame from ${this.#handlers.peer()}: ${line.slice(0, 80)}`);
       this.#send(reply);
     }
   }
@@ -326,11 +357,12 @@ class Connection {
   }
 }
 /**
- * Lends tools to mm for one session: starts mm in its own process group, `initialize`, opens a
- * session, asks each question in a turn while it answers mm's requests, closes the session and
- * ends mm, group and all, whatever the way out; a call still running is aborted before it settles.
- * Resolves to what happened; rejects with a {@linkcode ClientError}, the signal's reason (mm was
- * killed, if it had to be), or what the asker or a view threw.
+ * Lends tools to mm (or, with `agent`, to another ACP agent, through the client's own MCP server)
+ * for one session: starts it in its own process group, `initialize`, opens a session, asks each
+ * question in a turn while it answers the agent's requests, closes the session and ends the agent,
+ * group and all, whatever the way out; a call still running is aborted before it settles.
+ * Resolves to what happened; rejects with a {@linkcode ClientError}, the signal's reason (the agent
+ * was killed, if it had to be), or what the asker or a view threw.
  */
 export async function lend(options: LendOptions): Promise<Lent> {
   options.signal?.throwIfAborted();
@@ -352,8 +384,13 @@ class Session {
   readonly tools: readonly Tool[];
   readonly view: View;
   readonly cwd: string; // the session's folder, absolute as ACP wants it
+  /** mm takes the tools as its client tools; any other agent, from the client's MCP server. */
+  readonly road: "mm" | "mcp";
+  /** How messages name the agent: `mm`, or as its `initialize` answer names it. */
+  name: string;
   readonly child: Deno.ChildProcess;
   readonly connection: Connection;
+  mcp?: McpServer; // the client's MCP server, for an agent that is not mm
   /** Rejects when the session cannot go on (mm exited, a view threw): every wait races it. */
   readonly failed: Promise<never>;
   fail!: (error: unknown) => void;
@@ -370,12 +407,17 @@ class Session {
     this.failed = new Promise<never>((_, reject) => this.fail = reject);
     this.failed.catch(() => {}); // read where it matters, by each wait
     this.view = guarded(options.view ?? {}, (error) => this.fail(error));
-    this.cwd = absolute(options.mm?.cwd);
-    this.child = startMm(options.mm ?? {});
+    const agent = agentToStart(options); // mm, unless `agent` names another
+    this.road = options.agent ? "mcp" : "mm";
+    this.name = options.agent ? agentName(agent.command) : "mm";
+    this.view.agent?.(this.name);
+    this.cwd = absolute(agent.cwd);
+    this.child = startAgent(agent, this.name);
     const { stdout, stdin, status } = this.child;
     this.connection = new Connection({ readable: stdout, writable: stdin }, {
       request: (method, params, signal) => this.answer(method, params, signal),
       notification: (method, params) => this.notified(method, params),
+      peer: () => this.name,
       view: this.view, // sees the frames, and the answers to mm's requests
       // A write fails once mm has exited: then its exit is what ends the session.
       fail: async (error, writing) => {
@@ -388,16 +430,18 @@ class Session {
   /** `initialize`, the session, then one turn per question. */
   async converse(): Promise<Lent> {
     const seconds = this.options.timeout ?? 30;
-    const discovery = this.options.discovery ?? "meta";
+    const discovery = this.road === "mm" ? this.options.discovery ?? "meta" : "mcp";
     const init = await this.request("initialize", initializeParams(discovery, this.tools), seconds);
     const version = JSON.stringify(field(init, "protocolVersion")); // as JSON: "1" is not 1
-    const mismatch = `mm speaks ACP protocol version ${version}; this client speaks 1`;
+    const mismatch = `${this.name} speaks ACP protocol version ${version}; this client speaks 1`;
     if (version !== "1") throw new ClientError(mismatch);
     this.capabilities = field(init, "agentCapabilities");
+    if (this.road === "mcp") this.mcp = serveTools(this, field(init, "agentInfo")); // its own section
     const sessionId = await this.open(seconds);
     if (sessionId === undefined) return { turns: [] }; // none of mm's sessions was chosen
     this.before = "the next question";
     this.view.opened?.(sessionId);
+    await this.mcp?.listedOrNot(); // an agent that connects late is given a few seconds
     const turns: TurnResult[] = [];
     const questions = iterate(this.options.questions);
     while (!this.options.signal?.aborted) {
@@ -408,15 +452,27 @@ class Session {
     return { sessionId, turns };
   }
 
-  /** Opens the session: `session/new`, or continues one of mm's (`resumeSession()`). */
+  /**
+   * Opens the session: `session/new`, or continues one of mm's (`resumeSession()`). `mcpServers`
+   * names the client's own MCP server to an agent that is not mm; mm takes none.
+   */
   async open(seconds: number): Promise<string | undefined> {
     if (this.options.resume !== undefined) return await resumeSession(this, seconds);
-    const params = { cwd: this.cwd, mcpServers: [] };
+    const params = { cwd: this.cwd, mcpServers: this.mcpServers() };
     const session = await this.request("session/new", params, seconds);
     this.sessionId = String(field(session, "sessionId"));
-    this.view.log?.(`discovery: ${this.options.discovery ?? "meta"}, session ${this.sessionId}`);
+    this.view.log?.(`discovery: ${this.discovery()}, session ${this.sessionId}`);
     checkListed(this); // request discovery: mm asks for the list before it answers
     return this.sessionId;
+  }
+  /** The MCP servers the agent is given: the client's own, for an agent that is not mm. */
+  mcpServers(): McpServerEntry[] {
+    return this.mcp ? [this.mcp.entry] : [];
+  }
+  /** How the tools reach the agent: `meta` or `request` for mm; `MCP (http)` or `MCP (stdio)`. */
+  discovery(): string {
+    if (this.mcp) return `MCP (${this.mcp.transport})`;
+    return this.options.discovery ?? "meta";
   }
 
   /**
@@ -450,7 +506,7 @@ class Session {
   async request(method: string, params: object, seconds = Infinity): Promise<unknown> {
     if (this.before.startsWith("answering")) this.before = `answering ${method}`;
     const timer = Promise.withResolvers<never>();
-    const late = new ClientError(`mm did not answer ${method} within ${seconds} s`);
+    const late = new ClientError(`${this.name} did not answer ${method} within ${seconds} s`);
     const stopTimer = after(seconds * 1000, () => timer.reject(late));
     try {
       return await Promise.race([
@@ -460,7 +516,7 @@ class Session {
       ]);
     } catch (error) {
       if (error instanceof RpcError) {
-        throw new ClientError(`mm refused ${method}: ${error.message}`);
+        throw new ClientError(`${this.name} refused ${method}: ${error.message}`);
       }
       throw error;
     } finally {
@@ -482,14 +538,17 @@ class Session {
    */
   answer(method: string, params: unknown, signal: AbortSignal): unknown {
     const called = this.tools.find((lent) => lent.method === method);
-    if (called) return this.callTool(called, params, signal);
-    if (method === "_org.mini-me/tools/list") return this.toolList(params);
+    if (called && this.road === "mm") {
+      const { args, sessionId } = readToolCall(params);
+      return this.callTool(called, args, sessionId, signal);
+    }
+    if (method === "_org.mini-me/tools/list" && this.road === "mm") return this.toolList(params);
     if (method === "session/request_permission") return this.answerPermission(params, signal);
     throw new RpcError(-32601, "Method not found");
   }
 
   /** The list, in request discovery: every tool, for whichever session asks. */
-  toolList(params: unknown): { tools: Omit<Tool, "call">[] } {
+  toolList(params: unknown): { tools: Omit<Tool, "call" | "annotations">[] } {
     this.listed = true;
     this.view.log?.(`list requested for session ${field(params, "sessionId") ?? "?"}`);
     return { tools: describeTools(this.tools) };
@@ -500,12 +559,17 @@ class Session {
    * ("Requête"). Checked against the schema, they go to the tool; what it returns, now or in a
    * promise, is the answer: a `result` of MCP's shape, `{content, isError?}`. A wrong argument, a
    * throw, or a value that is not a result is such a result too, with `isError` — an answer the
-   * model can act on (`toolFailure()`), never a JSON-RPC error, never a crash of the client.
+   * model can act on (`toolFailure()`), never a JSON-RPC error, never a crash of the client. (The
+   * client's MCP server, for other agents, calls a tool the same way.)
    */
-  callTool(called: Tool, params: unknown, signal: AbortSignal): ToolResult | Promise<ToolResult> {
-    const { args, sessionId } = readToolCall(params);
+  callTool(
+    called: Tool,
+    args: unknown,
+    sessionId: string,
+    signal: AbortSignal,
+  ): ToolResult | Promise<ToolResult> {
     this.view.log?.(`${called.name} ${JSON.stringify(args)} (session ${sessionId})`);
-    sayWhenCancelled(called, signal, this.view);
+    sayWhenCancelled(called, signal, this);
     const given = isObject(args) ? args : {};
     const mismatch = checkArguments(called, given);
     if (mismatch) return toolFailure(this.view, signal, mismatch);
@@ -536,7 +600,7 @@ class Session {
     const request = permissionRequest(params, this.turn);
     this.view.permissionRequested?.(request);
     if (this.turn?.cancelled) return this.answered(request, CANCELLED, TURN_CANCELLED);
-    const decision = decide(request, this.tools);
+    const decision = (this.options.policy ?? decide)(request, this.tools);
     const { options } = request;
     if (
       decision === "ask" && this.options.asker && allows(options, choosePermission(options, true))
@@ -563,24 +627,29 @@ class Session {
    * failure, at once: no `session/close`, no grace.
    */
   async end(graceful: boolean): Promise<void> {
-    this.connection.abandon(new ClientError("the session ended"));
+    const ended = new ClientError("the session ended");
+    this.connection.abandon(ended);
+    this.mcp?.abandon(ended);
     this.turn?.end();
     const deadline = performance.now() + EXIT_GRACE_MS;
     if (graceful) await closeSession(this);
     const exiting = this.connection.close().then(() => this.child.status);
     const exited = graceful && await within(deadline - performance.now(), exiting);
     if (graceful && !exited) {
-      this.view.log?.(`mm did not exit within ${EXIT_GRACE_MS / 1000} s of the end; killing it`);
+      const late = `${this.name} did not exit within ${EXIT_GRACE_MS / 1000} s of the end`;
+      this.view.log?.(`${late}; killing it`);
     }
     await killGroup(this.child);
+    await this.mcp?.stop(); // nothing of the session listens any more
     await within(500, this.stderr);
     const unlogged = this.connection.unlogged();
-    if (unlogged) this.view.warn?.(`${unlogged} more bad frames from mm were not logged`);
+    if (unlogged) this.view.warn?.(`${unlogged} more bad frames from ${this.name} were not logged`);
   }
 }
 
 /**
- * The `initialize` params: the tools (`meta`), or `true` (`request`; "Découverte").
+ * The `initialize` params: the tools (`meta`), `true` (`request`; "Découverte"), or none (`mcp`:
+ * another agent takes them from the client's MCP server).
  * @ignore The lesson's, exported for its tests and the benchmark's reference client.
  */
 export function initializeParams(discovery: string, tools: readonly Tool[]): {
@@ -592,14 +661,17 @@ export function initializeParams(discovery: string, tools: readonly Tool[]): {
   // Capabilities are a contract: no file system and no terminal, which this client lacks.
   const fs = { readTextFile: false, writeTextFile: false };
   const _meta = { "org.mini-me/tools": discovery === "request" ? true : describeTools(tools) };
+  if (discovery === "mcp") {
+    return { protocolVersion: 1, clientInfo, clientCapabilities: { fs, terminal: false } };
+  }
   return { protocolVersion: 1, clientInfo, clientCapabilities: { fs, terminal: false, _meta } };
 }
 /**
  * The tools as mm reads them: in `initialize`, or in the answer to the list request.
  * @ignore The lesson's, exported for its tests and the benchmark's reference client.
  */
-export function describeTools(tools: readonly Tool[]): Omit<Tool, "call">[] {
-  return tools.map(({ call: _, ...description }) => description);
+export function describeTools(tools: readonly Tool[]): Omit<Tool, "call" | "annotations">[] {
+  return tools.map(({ call: _, annotations: _hints, ...description }) => description);
 }
 /**
  * A call's arguments (`params` but `_meta`) and its session (`_meta`'s, or `?`): "Requête".
@@ -617,6 +689,8 @@ export type PermissionRequest = {
   title?: string;
   kind?: string;
   toolCall: Record<string, unknown>;
+  /** The call as the `tool_call` updates of the same id described it before the request, if any. */
+  announced?: Record<string, unknown>;
   options: Record<string, unknown>[];
 };
 /**
@@ -625,17 +699,18 @@ export type PermissionRequest = {
  */
 export type Decision = "allow" | "refuse" | "ask";
 /**
- * The permission policy, the one place that decides what to answer. mm asks before a call of a
- * client's tool with the title `client: <name>` and the kind `other` ("Avant la requête"): such a
- * call of a tool the client lends is allowed. A title is the model's words, so a call of another
- * kind (a shell command titled `client: …` is `execute`), or one that carries a `command`, is not
- * one of ours. Anything else is put to the person.
+ * The permission policy, the one place that decides what to answer: a call of a tool the client
+ * lends is allowed, anything else is put to the person. A call is one of ours only as the agent
+ * itself names it, never by its title alone, which is the model's words: mm asks with the title
+ * `client: <name>` and the kind `other` ("Avant la requête"); another agent, for a tool of the
+ * client's MCP server, in fields its adapter sets (`ownMcpTool()`). And none that carries a
+ * `command`: a shell command titled `client: …` is not a tool of ours.
  */
 export function decide(request: PermissionRequest, tools: readonly Tool[]): Decision {
-  const { title, kind, toolCall } = request;
-  const command = field(toolCall.rawInput, "command") !== undefined;
-  const ours = tools.some((lent) => title === `client: ${lent.name}`);
-  if (ours && kind === "other" && !command) return "allow";
+  const { title, kind } = request;
+  const mm = tools.find((lent) => title === `client: ${lent.name}` && kind === "other");
+  const ours = mm ?? ownMcpTool(request, tools);
+  if (ours && !carriesCommand(request)) return "allow";
   return "ask";
 }
 /** What a permission is answered with: `{ outcome }`, one of these. */
@@ -664,6 +739,13 @@ export type LendOptions = {
    * from which a relative `command` is found too.
    */
   mm?: { command?: string; args?: string[]; cwd?: string };
+  /**
+   * Another ACP agent than mm, started as given (`command`, `args`, in `cwd` or here): it is lent
+   * the tools through the client's own MCP server (needs `--allow-net=127.0.0.1`), over HTTP if
+   * it takes it, else over stdio through a relay: this file run with `--mcp-relay` (in a compiled
+   * program of yours, call {@linkcode relayMcp} when it is started so). Not with `mm`.
+   */
+  agent?: { command: string; args?: string[]; cwd?: string };
   /** The tools to lend: `tool({ … })` each. */
   tools: readonly Tool[];
   /** How: in `initialize` (`meta`, the default), or when mm asks (`request`): as the agent file says. */
@@ -672,8 +754,10 @@ export type LendOptions = {
   questions: string | Iterable<string> | AsyncIterable<string>;
   /** What to show (none: nothing). */
   view?: View;
-  /** Who answers when `decide()` says "ask" (none: refused). */
+  /** Who answers when the policy says "ask" (none: refused). */
   asker?: Asker;
+  /** The permission policy: {@linkcode decide}, unless you give one of your own. */
+  policy?: (request: PermissionRequest, tools: readonly Tool[]) => Decision;
   /**
    * Aborted: the turn under way is cancelled, then the lending ends, rejecting with its reason
    * (the session and the turns so far are the view's: `opened`, `turnEnded`).
@@ -700,6 +784,8 @@ export type View = {
   warn?(line: string): void;
   /** mm's own log (its stderr), as it comes. */
   mmLog?(chunk: Uint8Array): void;
+  /** How messages name the agent: `mm`, its command's name, then as it names itself. */
+  agent?(name: string): void;
   /** Each JSON-RPC line, as written (`sent`) or read. */
   frame?(line: string, sent: boolean): void;
   /** The session is open. */
@@ -923,10 +1009,14 @@ function checkedResult(lent: Tool, value: unknown, view: View, signal: AbortSign
   const text = `${lent.name} failed: its call returned ${preview(value)}, not a result`;
   return toolFailure(view, signal, text);
 }
-/** Says so when mm cancels a call (its timeout, a cancelled turn: "Erreurs"): a copier sees the cancel reach the tool. */
-function sayWhenCancelled(lent: Tool, signal: AbortSignal, view: View): void {
+/**
+ * Says so when the agent cancels a call (mm's timeout, a cancelled turn: "Erreurs"; an MCP
+ * `notifications/cancelled`): a copier sees the cancel reach the tool.
+ */
+function sayWhenCancelled(lent: Tool, signal: AbortSignal, session: Session): void {
   signal.addEventListener("abort", () => {
-    if (signal.reason === CANCELLED_BY_PEER) view.log?.(`${lent.name} cancelled by mm`);
+    if (signal.reason !== CANCELLED_BY_PEER) return;
+    session.view.log?.(`${lent.name} cancelled by ${session.name}`);
   });
 }
 
@@ -936,6 +1026,7 @@ const VIEW_CALLBACKS = [
   "log",
   "warn",
   "mmLog",
+  "agent",
   "frame",
   "opened",
   "turnStarted",
@@ -985,7 +1076,8 @@ function watchMm(session: Session): void {
     await within(1000, Promise.all([session.connection.reading, session.stderr]));
     const how = signal ? `signal ${signal}` : `code ${code}`;
     const said = lastWords ? ` (its last words: ${JSON.stringify(lastWords)})` : "";
-    session.fail(new ClientError(`mm exited with ${how} before ${session.before}${said}`));
+    const exited = `${session.name} exited with ${how} before ${session.before}${said}`;
+    session.fail(new ClientError(exited));
   });
   options.signal?.addEventListener("abort", () => {
     const turn = session.turn;
@@ -1054,13 +1146,14 @@ async function resumeSession(session: Session, seconds: number): Promise<string 
   const sessions = field(capabilities, "sessionCapabilities");
   let resume = options.resume;
   if (typeof resume === "object") {
-    const none = "mm cannot list its sessions (it does not advertise session/list)";
+    const none = `${session.name} cannot list its sessions (it does not advertise session/list)`;
     if (field(sessions, "list") == null) throw new ClientError(none);
     resume = resume.choose(await listSessions(session, seconds, resume.cwd));
   }
   if (resume === undefined) return undefined;
   const resumes = field(sessions, "resume") != null;
-  const neither = "mm can neither resume nor load sessions; --resume needs one of them";
+  const neither =
+    `${session.name} can neither resume nor load sessions; --resume needs one of them`;
   if (!resumes && field(capabilities, "loadSession") !== true) throw new ClientError(neither);
   session.sessionId = resume;
   session.replaying = !resumes;
@@ -1128,7 +1221,7 @@ class TurnState implements Turn {
     connection.notify("session/cancel", { sessionId: this.sessionId });
     view.turnCancelled?.();
     const late = () => {
-      view.log?.("mm did not answer the cancellation in time; killing it");
+      view.log?.(`${this.session.name} did not answer the cancellation in time; killing it`);
       killSession(this.session, reason);
     };
     this.#stopGrace = after(CANCEL_GRACE_MS, late);
@@ -1172,7 +1265,8 @@ function fieldsSaid(value: unknown): Record<string, unknown> {
  */
 function watchSilence(turn: TurnState, connection: Connection, seconds?: number): () => void {
   if (seconds === undefined) return () => {};
-  const why = new ClientError(`mm sent nothing for ${seconds} s; turn cancelled`, 124);
+  const silent = `${turn.session.name} sent nothing for ${seconds} s; turn cancelled`;
+  const why = new ClientError(silent, 124);
   const check = () => {
     if (turn.cancelled) return;
     const rest = seconds * 1000 - connection.silentFor(); // of the silence, from mm's last frame
@@ -1194,12 +1288,56 @@ function watchSilence(turn: TurnState, connection: Connection, seconds?: number)
  */
 function permissionRequest(params: unknown, turn?: TurnState): PermissionRequest {
   const own = fieldsSaid(field(params, "toolCall"));
-  const earlier = turn?.calls.get(String(own.toolCallId));
-  const toolCall = { ...earlier, ...own }; // what it says now, over what it said before
+  const announced = turn?.calls.get(String(own.toolCallId));
+  const toolCall = { ...announced, ...own }; // what it says now, over what it said before
   const text = (value: unknown) => typeof value === "string" ? value : undefined;
   const [title, kind] = fields(toolCall, "title", "kind").map(text);
   const options = list(field(params, "options")).filter(isObject);
-  return { title, kind, toolCall, options };
+  return { title, kind, toolCall, announced, options };
+}
+/**
+ * The tool of the client's own MCP server a call is of, as the agent's adapter names it in fields
+ * it sets itself (how each asks, measured: the Claude adapter, qwen-code, gemini-cli, codex-acp
+ * 0.16 and 2.6); none, if they do not name one of the lent tools on that server.
+ */
+function ownMcpTool(request: PermissionRequest, tools: readonly Tool[]): Tool | undefined {
+  const { toolCall, announced } = request;
+  const server = MCP_SERVER_NAME;
+  const named = (name: unknown) => tools.find((lent) => lent.name === name);
+  const meta = field(toolCall, "_meta");
+  const full = (name: unknown) => typeof name === "string" && name.startsWith(`mcp__${server}__`);
+  const name = toolCall.name;
+  const toolName = field(meta, "toolName");
+  // The Claude adapter: the tool's full name, and its server in `_meta.claudeCode`.
+  const claude = field(field(field(meta, "claudeCode"), "mcpServer"), "name") === server;
+  if (claude && full(name)) return named(String(name).slice(`mcp__${server}__`.length));
+  // qwen-code: the full name in `_meta.toolName` (its title is the arguments).
+  if (full(toolName)) return named(String(toolName).slice(`mcp__${server}__`.length));
+  // gemini-cli: an id made of the server and the tool, and a title made of them too.
+  const id = String(toolCall.toolCallId);
+  const gemini = tools.find((lent) =>
+    id.startsWith(`mcp_${server}_${lent.name}__`) &&
+    request.title === `${lent.name} (${server} MCP Server)`
+  );
+  if (gemini) return gemini;
+  // codex-acp: the tool_call before names the server and the tool (`rawInput`); then 0.16 asks
+  // an approval of that server's call, and 2.6 marks its call as an MCP tool's.
+  const input = field(announced, "rawInput");
+  if (field(input, "server") !== server) return undefined;
+  const approval = field(
+    field(field(toolCall.rawInput, "request"), "_meta"),
+    "codex_approval_kind",
+  );
+  const codex = field(toolCall.rawInput, "server_name") === server && approval === "mcp_tool_call";
+  const codex2 = field(field(announced, "_meta"), "is_mcp_tool_call") === true;
+  return codex || codex2 ? named(field(input, "tool")) : undefined;
+}
+/** Whether a call carries a command, in its input or in its arguments: a tool of ours does not. */
+function carriesCommand({ toolCall, announced }: PermissionRequest): boolean {
+  const inputs = [toolCall.rawInput, field(announced, "rawInput")];
+  const approval = field(field(field(toolCall.rawInput, "request"), "_meta"), "tool_params");
+  const places = [...inputs, ...inputs.map((input) => field(input, "arguments")), approval];
+  return places.some((place) => field(place, "command") !== undefined);
 }
 /**
  * How the log names the call a permission is for: its title; else its id, and whether the agent
@@ -1256,7 +1394,9 @@ async function ask(
   if (signal.aborted) return { outcome: CANCELLED }; // withdrawn by mm: nobody refused it
   if (outcome && !offered(request.options, outcome)) {
     const chosen = JSON.stringify(field(outcome, "optionId"));
-    session.view.warn?.(`the asker chose ${chosen}, an option mm did not offer: refused`);
+    session.view.warn?.(
+      `the asker chose ${chosen}, an option ${session.name} did not offer: refused`,
+    );
     outcome = choosePermission(request.options, false);
   }
   if (outcome) return session.answered(request, outcome, " (asked)");
@@ -1288,6 +1428,7 @@ class BadFrames {
   total = 0;
   inARow = 0;
   first = "";
+  constructor(readonly peer: () => string) {}
   /** Counts a bad line; whether it is one of the first, to log and answer. Throws at a flood. */
   shown(line: string): boolean {
     if (this.inARow === 0) this.first = line.slice(0, 80);
@@ -1295,19 +1436,19 @@ class BadFrames {
     this.total++;
     if (this.inARow < BAD_FRAMES_IN_A_ROW) return this.total <= BAD_FRAMES_SHOWN;
     const many = `${this.inARow} bad lines; first: ${this.first}`;
-    throw new ClientError(`mm is not speaking JSON-RPC on stdout (${many})`);
+    throw new ClientError(`${this.peer()} is not speaking JSON-RPC on stdout (${many})`);
   }
   unlogged(): number {
     return Math.max(0, this.total - BAD_FRAMES_SHOWN);
   }
 }
-/** Why reading from mm stopped, in the words of the error the lending ends with. */
-function readError(error: unknown): ClientError {
+/** Why reading from the agent (`peer`) stopped, in the words of the error the lending ends with. */
+function readError(error: unknown, peer: string): ClientError {
   if (error instanceof ClientError) return error;
   if (!(error instanceof LineTooLongError)) {
-    return new ClientError(`reading from mm: ${errorText(error)}`);
+    return new ClientError(`reading from ${peer}: ${errorText(error)}`);
   }
-  return new ClientError(`mm sent ${error.message}; connection dropped`);
+  return new ClientError(`${peer} sent ${error.message}; connection dropped`);
 }
 /** The JSON-RPC error an answer that failed is sent as: its own, or `-32603`. */
 function errorReply(error: unknown): { error: { code: number; message: string } } {
@@ -1425,7 +1566,262 @@ function attempt<T, U>(run: () => T, otherwise: U): T | U {
   }
 }
 
-// ═══ The client's own MCP server, for agents other than mm (to come) ═══════════════════════════
+// ═══ The client's own MCP server: the same tools, for an agent that is not mm ═══════════════════
+// Every ACP agent takes MCP servers in `session/new` (`mcpServers`): the client serves its tools as
+// one, in its own process, for the length of the session. Over streamable HTTP on the loopback
+// address where the agent's `initialize` answer says `mcpCapabilities.http`; else over stdio, as
+// every agent takes it, through a relay of this very file that the agent starts. mm keeps its
+// client tools, and never gets both: its model would see each tool twice.
+
+/** The server's name: a part of each tool's name as the agent's model sees it (`mcp__client__…`). */
+export const MCP_SERVER_NAME = "client";
+/** The MCP revisions the server speaks, the newest first: it answers with the one asked for. */
+const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/** The largest request the server reads: a larger one is refused (413) before it is read whole. */
+const MAX_BODY = 4 * 1024 * 1024;
+/** The relay's token comes in its environment, never on its command line (`ps` shows that). */
+const TOKEN_VARIABLE = "ACP_CLIENT_MCP_TOKEN";
+/** How long the first prompt waits for an agent that has not listed the tools yet. */
+const LIST_WAIT_MS = 5000;
+/** An entry of `mcpServers`, as ACP v1's schema has it: HTTP, or a command to start (stdio). */
+export type McpServerEntry =
+  | { type: "http"; name: string; url: string; headers: { name: string; value: string }[] }
+  | { name: string; command: string; args: string[]; env: { name: string; value: string }[] };
+
+/**
+ * Names the agent as its `initialize` answer does (`agentInfo.title`, else `name`), and starts the
+ * client's MCP server for it: over HTTP if it takes that, else for the relay (stdio).
+ */
+function serveTools(session: Session, agentInfo: unknown): McpServer {
+  const [title, name] = fields(agentInfo, "title", "name");
+  const named = [title, name].find((value) => typeof value === "string" && value.trim() !== "");
+  if (typeof named === "string") session.name = named;
+  session.view.agent?.(session.name);
+  const http = field(field(session.capabilities, "mcpCapabilities"), "http") === true;
+  return new McpServer(session, http ? "http" : "stdio");
+}
+
+/**
+ * The client's MCP server for one session, on `127.0.0.1` at a port the system picks. Only the
+ * holder of the session's random token gets in, from the loopback address, naming it as its host:
+ * it runs the lent tools, their arguments checked, and nothing else.
+ */
+class McpServer {
+  readonly #token = [...crypto.getRandomValues(new Uint8Array(32))]
+    .map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #host: string; // 127.0.0.1:<port>, as a request must name it
+  readonly #running = new Map<RpcId, AbortController>(); // the calls under way
+  readonly #listed = Promise.withResolvers<void>(); // the agent asked for the tools
+  constructor(readonly session: Session, readonly transport: "http" | "stdio") {
+    const refused = `lending tools to ${session.name} needs --allow-net=127.0.0.1, where the ` +
+      "client serves them as an MCP server";
+    if (!granted({ name: "net", host: "127.0.0.1" })) throw new ClientError(refused);
+    const options = { hostname: "127.0.0.1", port: 0, onListen: () => {} };
+    this.#server = Deno.serve(options, (request) => this.#handle(request));
+    this.#host = `127.0.0.1:${this.#server.addr.port}`;
+  }
+  /** Where the agent finds the server, and how it proves it is the agent (`mcpServers`). */
+  get entry(): McpServerEntry {
+    const url = `http://${this.#host}/mcp`;
+    if (this.transport === "http") {
+      const headers = [{ name: "Authorization", value: `Bearer ${this.#token}` }];
+      return { type: "http", name: MCP_SERVER_NAME, url, headers };
+    }
+    const env = [{ name: TOKEN_VARIABLE, value: this.#token }];
+    const cache = readable("DENO_DIR"); // the relay's deno compiles client.ts where this one does
+    if (cache) env.push({ name: "DENO_DIR", value: cache });
+    const relay = ["--mcp-relay", url];
+    if (Deno.build.standalone) {
+      return { name: MCP_SERVER_NAME, command: Deno.execPath(), args: relay, env };
+    }
+    const permissions = [`--allow-net=${this.#host}`, `--allow-env=${TOKEN_VARIABLE}`];
+    const run = ["run", "--no-prompt", "--no-config", ...permissions, import.meta.url, ...relay];
+    return { name: MCP_SERVER_NAME, command: Deno.execPath(), args: run, env };
+  }
+  /** Before the first prompt: the tools listed, or a few seconds gone, and a line that says so. */
+  async listedOrNot(): Promise<void> {
+    const listed = this.#listed.promise.then(() => true);
+    if (await Promise.race([within(LIST_WAIT_MS, listed), this.session.failed])) return;
+    const nothing = "did not ask for the client's tools (it may not take mcpServers)";
+    this.session.view.warn?.(`${this.session.name} ${nothing}`);
+  }
+  /** Aborts every call under way (the turn is cancelled, or the session ends). */
+  abandon(reason: unknown): void {
+    for (const controller of this.#running.values()) controller.abort(reason);
+  }
+  /** Stops the server: no port is left listening. */
+  async stop(): Promise<void> {
+    await within(1000, this.#server.shutdown());
+  }
+  /**
+   * One HTTP request: refused unless it names the server's own host (a rebinding DNS name would
+   * not), comes from no page but a local one, and carries the token (403, 401); then one JSON-RPC
+   * message in a POST, as MCP's streamable HTTP has it. No stream is offered: GET is 405.
+   */
+  async #handle(request: Request): Promise<Response> {
+    if (request.headers.get("host") !== this.#host) {
+      return new Response("wrong host", { status: 403 });
+    }
+    const origin = request.headers.get("origin");
+    if (origin !== null && !isLocal(origin)) {
+      return new Response("not a local page", { status: 403 });
+    }
+    if (!sameSecret(request.headers.get("authorization"), `Bearer ${this.#token}`)) {
+      return new Response("no token, or not the session's", { status: 401 });
+    }
+    if (new URL(request.url).pathname !== "/mcp") return new Response("not here", { status: 404 });
+    if (request.method !== "POST") {
+      return new Response(null, { status: 405, headers: { allow: "POST" } });
+    }
+    const body = await readBody(request, MAX_BODY);
+    if (body === undefined) return new Response("too large", { status: 413 });
+    const frame = parseFrame(body);
+    if (frame.kind === "bad") return json(frame.reply, 400);
+    if (frame.kind === "notification") this.#notified(frame.method, frame.params);
+    if (frame.kind !== "request") return new Response(null, { status: 202 });
+    const reply = await this.#answer(frame.id, frame.method, frame.params).then(
+      (result) => ({ result }),
+      (error) => errorReply(error),
+    );
+    // MCP's newest revision opens with server/discover; refused so (400), the agent falls back on
+    // initialize, as with the MCP SDK's own server.
+    return json(
+      { jsonrpc: "2.0", id: frame.id, ...reply },
+      frame.method === "server/discover" ? 400 : 200,
+    );
+  }
+  /** A request: MCP's handshake, a ping, the list of tools, or a call. */
+  async #answer(id: RpcId, method: string, params: unknown): Promise<unknown> {
+    if (method === "initialize") {
+      const asked = field(params, "protocolVersion");
+      const protocolVersion = MCP_VERSIONS.includes(String(asked)) ? asked : MCP_VERSIONS[0];
+      const serverInfo = { name: "host-info-client", version: VERSION };
+      return { protocolVersion, capabilities: { tools: { listChanged: false } }, serverInfo };
+    }
+    if (method === "ping") return {};
+    if (method === "tools/list") {
+      this.#listed.resolve();
+      return { tools: this.session.tools.map(mcpTool) };
+    }
+    if (method !== "tools/call") throw new RpcError(-32601, "Method not found");
+    const called = this.session.tools.find((lent) => lent.name === field(params, "name"));
+    if (!called) throw new RpcError(-32602, `Unknown tool: ${field(params, "name")}`);
+    const controller = new AbortController();
+    this.#running.set(id, controller);
+    const cancelled = Promise.withResolvers<never>();
+    controller.signal.addEventListener("abort", () => cancelled.reject(CANCELLED_BY_PEER));
+    try {
+      const args = field(params, "arguments") ?? {};
+      const sessionId = this.session.sessionId ?? "?";
+      const result = this.session.callTool(called, args, sessionId, controller.signal);
+      return await Promise.race([result, cancelled.promise]); // cancelled: -32800, at once
+    } finally {
+      this.#running.delete(id);
+    }
+  }
+  /** A notification: the agent cancels a call (`notifications/cancelled`); the rest need nothing. */
+  #notified(method: string, params: unknown): void {
+    if (method !== "notifications/cancelled") return;
+    this.#running.get(field(params, "requestId") as RpcId)?.abort(CANCELLED_BY_PEER);
+  }
+}
+/** A tool as MCP's `tools/list` gives it: its name, description, schema, and hints if it has some. */
+function mcpTool({ name, description, inputSchema, annotations }: Tool) {
+  return annotations
+    ? { name, description, inputSchema, annotations }
+    : { name, description, inputSchema };
+}
+/** A JSON answer. */
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+/** Whether a page's origin is on this machine: the loopback address, by any of its names. */
+const isLocal = (origin: string) =>
+  attempt(() => ["127.0.0.1", "localhost", "[::1]"].includes(new URL(origin).hostname), false);
+/** Whether two secrets are the same, in a time that does not say how much of them is. */
+function sameSecret(given: string | null, secret: string): boolean {
+  if (given === null || given.length !== secret.length) return false;
+  let differ = 0;
+  for (let i = 0; i < secret.length; i++) differ |= given.charCodeAt(i) ^ secret.charCodeAt(i);
+  return differ === 0;
+}
+/** A request's body as text, or `undefined` once it is longer than `limit` bytes: not read whole. */
+async function readBody(request: Request, limit: number): Promise<string | undefined> {
+  if (Number(request.headers.get("content-length") ?? 0) > limit) return undefined;
+  const decoder = new TextDecoder(); // a character split between two parts is decoded whole
+  let text = "";
+  let size = 0;
+  for await (const part of request.body ?? []) {
+    size += part.length;
+    if (size > limit) return undefined;
+    text += decoder.decode(part, { stream: true });
+  }
+  return text + decoder.decode();
+}
+/** An environment variable this run may read and that is set, else `undefined`; never a prompt. */
+const readable = (name: string) =>
+  granted({ name: "env", variable: name }) ? Deno.env.get(name) || undefined : undefined;
+
+/**
+ * The stdio road: started by the agent as this file with `--mcp-relay <url>` (the entry the client
+ * gave it), it passes each line of its stdin to the session's server as a POST with the token of
+ * its environment, and writes each answer on stdout as a line. It ends with its stdin, or once the
+ * server is gone.
+ */
+export async function relayMcp(url: string): Promise<number> {
+  const token = readable(TOKEN_VARIABLE);
+  if (!token) {
+    console.error(`error: the MCP relay needs its token in ${TOKEN_VARIABLE}`);
+    return 2;
+  }
+  const headers = {
+    authorization: `Bearer ${token}`,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  const gone = new AbortController(); // the server is: so is the session
+  let writing = Promise.resolve();
+  const write = (line: string) => {
+    writing = writing.then(() => writeAll(Deno.stdout, ENCODER.encode(`${line}\n`)));
+  };
+  const post = async (line: string) => {
+    const frame = parseFrame(line);
+    if (frame.kind === "blank") return;
+    const sent = fetch(url, { method: "POST", headers, body: line, signal: gone.signal });
+    const response = await sent.catch(() => gone.abort());
+    if (!response) return;
+    const text = (await response.text()).trim();
+    const answer = attempt(() => JSON.stringify(JSON.parse(text)), undefined); // one line
+    if (answer !== undefined) return write(answer);
+    if (frame.kind !== "request") return;
+    write(JSON.stringify({ jsonrpc: "2.0", id: frame.id, error: { code: -32603, message: text } }));
+  };
+  const reader = new LineReader(MAX_BODY);
+  const stdin = Deno.stdin.readable.getReader();
+  const stopped = new Promise<undefined>((done) =>
+    gone.signal.addEventListener("abort", () => done(undefined))
+  );
+  const posts = new Set<Promise<void>>();
+  for (;;) {
+    const read = await Promise.race([stdin.read(), stopped]);
+    if (!read || read.done) break;
+    for (const line of reader.push(read.value)) {
+      const posting = post(line);
+      posts.add(posting);
+      posting.finally(() => posts.delete(posting));
+    }
+  }
+  await Promise.allSettled(posts);
+  await writing;
+  return gone.signal.aborted ? 1 : 0;
+}
+/** Writes all of `bytes`, however many writes it takes. */
+async function writeAll(file: typeof Deno.stdout, bytes: Uint8Array): Promise<void> {
+  for (let written = 0; written < bytes.length;) {
+    written += await file.write(bytes.subarray(written));
+  }
+}
+
 // ═══ The protocol ends here. Below it, the terminal program that lends host_info: main() ══════
 // The program's tools (`TOOLS`: host_info, and yours), what a person sees (the conversation, `-q`,
 // `--json`), the progress line, asking the person, the questions of `-i` and `-`, Ctrl-C and
@@ -1453,6 +1849,7 @@ export const TOOLS: readonly Tool[] = [
       properties: { topic: { type: "string", enum: TOPICS, description: "Which fact to report." } },
       required: ["topic"],
     },
+    annotations: { readOnlyHint: true, openWorldHint: false }, // it only reads this machine
     call: ({ topic }) => hostInfo(topic),
   }),
 ];
@@ -1719,6 +2116,7 @@ class Terminal implements View {
   #firstInterrupt?: number; // the exit code of the turn's first Ctrl-C or SIGTERM
   #lastInterrupt = -Infinity;
   ending = false; // SIGTERM: no question after this turn
+  agentName = "mm"; // how messages name the agent
   constructor(readonly out: Output, readonly options: Options) {
     this.stdout = conversation(out);
     if (options.quiet) this.stdout = answerAlone(out);
@@ -1735,6 +2133,9 @@ class Terminal implements View {
   }
   mmLog(chunk: Uint8Array): void {
     this.#mmLog.push(chunk);
+  }
+  agent(name: string): void {
+    this.agentName = name;
   }
   /** mm's last log line, if it did not end it. */
   flush(): void {
@@ -1785,7 +2186,8 @@ class Terminal implements View {
     this.stdout.turnEnded?.(result);
     if (result.stopReason !== "cancelled" || result.cancelled) return;
     const why = result.refused ? " after a refused permission" : "";
-    this.out.note(`[client] mm ended the turn as cancelled; the client did not ask${why}`);
+    const said = `${this.agentName} ended the turn as cancelled; the client did not ask${why}`;
+    this.out.note(`[client] ${said}`);
   }
   /**
    * Ctrl-C or SIGTERM. During a turn, the first cancels it the ACP way, and a second kills mm,
@@ -1799,7 +2201,7 @@ class Terminal implements View {
     const code = signal === "SIGINT" ? 130 : 143;
     if (!this.turn) return this.controller.abort(new ClientError("", code));
     if (this.turn.cancelled) {
-      this.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing mm`);
+      this.log(`second ${signal === "SIGINT" ? "Ctrl-C" : signal}: killing ${this.agentName}`);
       return this.turn.cancel(new ClientError("", this.#firstInterrupt ?? code));
     }
     this.#firstInterrupt = code;
@@ -2533,10 +2935,12 @@ export type OptionName = keyof typeof OPTIONS;
  */
 export function usage(program = "client.ts"): string {
   const lines = Object.entries(OPTIONS).map(([name, option]) => usageLine(name, option));
-  return `usage: ${program} [options] [question | -]
+  return `usage: ${program} [options] [question | -] [-- COMMAND [ARGS…]]
 
 Lends mini-me (mm -acp) the client's tools (${TOOL_NAMES}), asks it a question
-("-": read the question from stdin).
+("-": read the question from stdin). After --, another ACP agent to run instead of
+mm, as given (npx -y @agentclientprotocol/claude-agent-acp): its tools come from the
+client's own MCP server, on 127.0.0.1. A -- first of all is deno task's: dropped.
 
 options:
 ${lines.join("\n")}`;
@@ -2564,6 +2968,8 @@ export type Options = OptionValues & {
   turnSeconds?: number;
   /** The name the command was started by, for its messages (`--called`, baked in by a task). */
   program: string;
+  /** Another agent than mm to run, as given after `--`: its command and arguments. */
+  command?: string[];
 };
 /**
  * The options, or a usage error (exit 2).
@@ -2571,21 +2977,24 @@ export type Options = OptionValues & {
  */
 export function parseCommandLine(argv: readonly string[]): Options {
   const { program, args } = ownArguments(argv);
-  const { values, words } = readCommandLine(args);
-  const problem = combinationProblem(values, words);
+  const { values, words, command } = readCommandLine(args);
+  const problem = combinationProblem(values, words, command);
   if (problem) throw usageError(problem);
   const question = words || (values.interactive ? undefined : DEFAULT_QUESTION);
   const turn = values["turn-timeout"];
   const turnSeconds = turn === undefined ? undefined : secondsOf("turn-timeout", turn);
   const seconds = secondsOf("timeout", String(values.timeout));
-  return { ...values, question, seconds, turnSeconds, program };
+  const options = { ...values, question, seconds, turnSeconds, program };
+  return command ? { ...options, command } : options;
 }
 /**
  * The options typed and the words of the question, read by `parseArgs`: `--name value`,
  * `--name=value`, `-iq` for `-i -q`; `--` ends the options. Its errors are said in the client's
  * words, and the option at fault is found among the tokens it reads when it does not refuse.
  */
-function readCommandLine(args: string[]): { values: OptionValues; words: string } {
+function readCommandLine(
+  args: string[],
+): { values: OptionValues; words: string; command?: string[] } {
   const config = { args, options: OPTIONS, allowPositionals: true, tokens: true } as const;
   let parsed;
   try {
@@ -2601,7 +3010,16 @@ function readCommandLine(args: string[]): { values: OptionValues; words: string 
       throw usageError(`${token.rawName} needs a value`);
     }
   }
-  return { values: parsed.values, words: parsed.positionals.join(" ").trim() };
+  // After `--`, the command of another agent than mm: its words, as given.
+  const end = parsed.tokens.findIndex((token) => token.kind === "option-terminator");
+  const positionals = (tokens: ArgToken[]) =>
+    tokens.flatMap((token) => token.kind === "positional" ? [token.value] : []);
+  const before = end < 0 ? parsed.tokens : parsed.tokens.slice(0, end);
+  const words = positionals(before).join(" ").trim();
+  if (end < 0) return { values: parsed.values, words };
+  const command = positionals(parsed.tokens.slice(end + 1));
+  if (command.length === 0) throw usageError("-- needs the command of an agent after it");
+  return { values: parsed.values, words, command };
 }
 /** What `parseArgs` refused (its error `code`), said of the first option it refuses for it. */
 function parseProblem(error: unknown, tokens: ArgToken[]): string {
@@ -2655,8 +3073,10 @@ function unknownOption(rawName: string): string {
   return `unknown option ${rawName}`;
 }
 /** Options that cannot go together, or values that cannot be. */
-function combinationProblem(values: OptionValues, words: string) {
+function combinationProblem(values: OptionValues, words: string, command?: string[]) {
   const { json, quiet, resume, sessions, interactive } = values;
+  const forMm = (["mm", "agent", "request"] as const).find((name) => values[name] !== undefined);
+  if (command && forMm) return `--${forMm} is mm's; with -- COMMAND another agent runs`;
   if (json && quiet) return "--json and --quiet both say what stdout is: pick one";
   if (sessions && quiet) return "--sessions lists on stdout, where --quiet writes only an answer";
   if (values.continue && resume !== undefined) {
@@ -2762,6 +3182,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   let terminal: Terminal | undefined;
   let code = 1;
   try {
+    const relay = ownArguments(argv).args; // the agent starts the relay: not a conversation
+    if (relay[0] === "--mcp-relay" && relay.length === 2) return await relayMcp(relay[1]);
     const options = parseCommandLine(argv);
     if (options.help || options.version) {
       const text = options.help ? usage(options.program) : `host-info-client ${VERSION}`;
@@ -2797,11 +3219,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 /** The conversation the options ask for: the agent file read, `TOOLS` lent to mm, the exit code. */
 async function converse(terminal: Terminal, options: Options): Promise<number> {
   const { out } = terminal;
-  const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
-  const { path, config } = await readAgentFile(agent, options.agent !== undefined);
-  for (const warning of agentFileWarnings(agent, config, !!options.request)) {
-    out.note(`[client] ${warning}`);
-  }
+  const start = await agentToRun(options, out);
   const keyboard = new Keyboard(out); // stdin, shared by the questions and the permissions
   if (options.question === "-") options.question = await questionFromStdin(out, keyboard);
   const { controller } = terminal;
@@ -2820,10 +3238,9 @@ async function converse(terminal: Terminal, options: Options): Promise<number> {
   if (options.interactive) {
     questions = questionsOf(options.question, out, keyboard, () => terminal.ending);
   }
-  const { mm, namedBy } = mmToStart(options);
-  out.waitFor("mm");
+  out.waitFor(start.mm ? "mm" : "the agent");
   const lent = await lend({
-    mm: { command: mm, args: ["-acp", "-agent", path] }, // the line to change if yours starts otherwise
+    ...start,
     tools: TOOLS,
     discovery: options.request ? "request" : "meta",
     questions,
@@ -2834,9 +3251,25 @@ async function converse(terminal: Terminal, options: Options): Promise<number> {
     turnTimeout: options.turnSeconds,
     resume: sessionToResume(options, terminal.stdout),
   }).catch((error) => {
-    throw startError(error, mm, namedBy);
+    throw startError(error, start);
   });
   return terminal.exitCode(lent);
+}
+/**
+ * What `lend()` starts: the agent after `--`, as given; else mm with the agent file (read, and
+ * warned about where it contradicts the run), and who named mm, for an error that it cannot start.
+ */
+async function agentToRun(options: Options, out: Output) {
+  const [command, ...args] = options.command ?? [];
+  if (command !== undefined) return { agent: { command, args }, namedBy: "-- COMMAND" };
+  const agent = options.agent ?? (options.request ? "agent-request.yaml" : "agent.yaml");
+  const { path, config } = await readAgentFile(agent, options.agent !== undefined);
+  for (const warning of agentFileWarnings(agent, config, !!options.request)) {
+    out.note(`[client] ${warning}`);
+  }
+  const { mm, namedBy } = mmToStart(options);
+  // The line to change if your mm starts otherwise.
+  return { mm: { command: mm, args: ["-acp", "-agent", path] }, namedBy };
 }
 /** The mm to start: `--mm`, else `MM_BIN` (set and not empty), else `mm` on `PATH`; who named it. */
 function mmToStart(options: Options): { mm: string; namedBy?: string } {
@@ -2845,14 +3278,25 @@ function mmToStart(options: Options): { mm: string; namedBy?: string } {
   if (fromEnv) return { mm: fromEnv, namedBy: "MM_BIN" };
   return { mm: "mm" };
 }
-/** mm that cannot be started, with what to do next: the hint names what named it. */
-function startError(error: unknown, mm: string, namedBy?: string): unknown {
+/** An agent that cannot be started, with what to do next: the hint names what named it. */
+function startError(
+  error: unknown,
+  { mm, agent, namedBy }: {
+    mm?: { command: string };
+    agent?: { command: string };
+    namedBy?: string;
+  },
+): unknown {
   if (!(error instanceof ClientError) || error.exitCode !== 127 || !error.cause) return error;
   let reason = error.message;
+  if (agent) return new ClientError(`${reason}. ${namedBy} names it: check that command.`, 127);
+  const command = mm?.command ?? "mm";
   // A name without a slash is looked for on PATH, as a shell does, not in this folder.
-  const here = !/[/\\]/.test(mm) && granted({ name: "read", path: mm });
-  if (reason.endsWith(": not found") && here && attempt(() => Deno.statSync(mm).isFile, false)) {
-    reason += ` on PATH (for the file in this folder: ./${mm})`;
+  const here = !/[/\\]/.test(command) && granted({ name: "read", path: command });
+  if (
+    reason.endsWith(": not found") && here && attempt(() => Deno.statSync(command).isFile, false)
+  ) {
+    reason += ` on PATH (for the file in this folder: ./${command})`;
   }
   const unreadable = !namedBy && !granted({ name: "env", variable: "MM_BIN" });
   if (unreadable) reason += "; MM_BIN could not be read (add --allow-env=MM_BIN)";

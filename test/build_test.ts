@@ -109,7 +109,7 @@ Deno.test("build: deno task install makes a command that works from any folder",
   );
   const usage = new TextDecoder().decode(help.stdout);
   assert.ok(
-    usage.startsWith("usage: host-info-client [options] [question | -]\n"),
+    usage.startsWith("usage: host-info-client [options] [question | -] [-- COMMAND [ARGS…]]\n"),
     usage,
   );
   // From a folder with no agent file, it uses the one next to the installed client.ts.

@@ -30,7 +30,7 @@ import {
 } from "./_run.ts";
 import { scratchDir } from "./_scratch.ts";
 
-const USAGE_LINE = "usage: client.ts [options] [question | -]";
+const USAGE_LINE = "usage: client.ts [options] [question | -] [-- COMMAND [ARGS…]]";
 
 // ─── The command line ────────────────────────────────────────────────────────
 
@@ -51,10 +51,41 @@ Deno.test("command line: --request switches the mode and the words are the quest
   assert.equal(parseCommandLine(["--request", "--agent", "mine.yaml"]).agent, "mine.yaml");
 });
 
-Deno.test("command line: a leading -- is dropped, a later one ends the options", () => {
+Deno.test("command line: a leading -- is dropped; a later one ends the options, and another agent's command follows it, as given", () => {
   assert.equal(parseCommandLine(["--", "--request"]).request, true);
-  assert.equal(parseCommandLine(["--", "--", "--request"]).question, "--request");
-  assert.equal(parseCommandLine(["why", "--", "--trace"]).question, "why --trace");
+  const alone = parseCommandLine(["--", "--", "npx", "-y", "some-acp", "--flag"]);
+  assert.deepEqual(alone.command, ["npx", "-y", "some-acp", "--flag"]);
+  assert.equal(alone.question, DEFAULT_QUESTION);
+  const asked = parseCommandLine(["-q", "Which", "OS?", "--", "./agent", "--trace"]);
+  assert.deepEqual([asked.question, asked.command, asked.quiet], ["Which OS?", [
+    "./agent",
+    "--trace",
+  ], true]);
+  assert.equal(parseCommandLine(["why"]).command, undefined);
+});
+
+Deno.test("command line: -- with no command after it, or with mm's own options, is a usage error", () => {
+  const refused = (args: string[]) => {
+    try {
+      parseCommandLine(args);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return "accepted";
+  };
+  assert.equal(refused(["Hi", "--"]), "-- needs the command of an agent after it");
+  assert.equal(
+    refused(["--mm", "/opt/mm", "Hi", "--", "agent"]),
+    "--mm is mm's; with -- COMMAND another agent runs",
+  );
+  assert.equal(
+    refused(["--request", "--", "agent"]),
+    "--request is mm's; with -- COMMAND another agent runs",
+  );
+  assert.equal(
+    refused(["--agent", "a.yaml", "Hi", "--", "agent"]),
+    "--agent is mm's; with -- COMMAND another agent runs",
+  );
 });
 
 Deno.test("command line: the other options are read, short forms included", () => {
@@ -338,7 +369,11 @@ Deno.test("command line: the usage after a usage error names the command as it w
   const run = await runClient({ noMm: true, noTrace: true, args });
   assert.equal(run.code, 2, run.stderr);
   assert.equal(run.log[0], "error: unknown option --frobnicate", run.stderr);
-  assert.equal(run.log[1], "usage: host-info-client [options] [question | -]", run.stderr);
+  assert.equal(
+    run.log[1],
+    "usage: host-info-client [options] [question | -] [-- COMMAND [ARGS…]]",
+    run.stderr,
+  );
 });
 
 Deno.test("command line: the name the command was started by (--called NAME, as the installed and compiled ones are) is not a word of the question", async () => {

@@ -787,7 +787,8 @@ for (
 const EXACT = [
   "--allow-run",
   "--allow-read=.",
-  "--allow-env=MM_BIN,NO_COLOR,TERM",
+  "--allow-env=MM_BIN,NO_COLOR,TERM,DENO_DIR,ACP_CLIENT_MCP_TOKEN",
+  "--allow-net=127.0.0.1",
   "--allow-sys=osRelease,hostname,cpus,loadavg,systemMemoryInfo,osUptime",
 ];
 
@@ -938,7 +939,7 @@ Deno.test("permissions: the flags' check says what is wrong and what to change: 
   assert.equal(
     permissionProblem(withEnv("--allow-env"), [], false),
     "--allow-env grants every environment variable, where each flag names what it grants: write " +
-      "--allow-env=MM_BIN,NO_COLOR,TERM,<what your tool uses> in client.ts's first line and the start, " +
+      "--allow-env=MM_BIN,NO_COLOR,TERM,DENO_DIR,ACP_CLIENT_MCP_TOKEN,<what your tool uses> in client.ts's first line and the start, " +
       'demo, compile and install tasks; or, if you widened it on purpose, add "--allow-env" to ' +
       "WIDENED_ON_PURPOSE in test/permissions_test.ts",
   );
@@ -948,17 +949,17 @@ Deno.test("permissions: the flags' check says what is wrong and what to change: 
   );
   assert.match(
     permissionProblem([...EXACT, "--allow-net"], [], false) ?? "",
-    /^--allow-net grants every host, .*: write --allow-net=<what your tool uses> in /,
+    /^--allow-net grants every host, .*: write --allow-net=127\.0\.0\.1,<what your tool uses> in /,
   );
   // A copier's variable named beside the client's: nothing to say, once a tool of theirs needs it.
-  const named = withEnv("--allow-env=MM_BIN,NO_COLOR,TERM,HOME");
+  const named = withEnv("--allow-env=MM_BIN,NO_COLOR,TERM,DENO_DIR,ACP_CLIENT_MCP_TOKEN,HOME");
   assert.equal(permissionProblem(named, [], false), undefined);
   assert.equal(
     permissionProblem(named, [], true),
     "with host_info the only tool, the flags are the client's own (" +
       EXACT.join(" ") +
-      "), not also --allow-env=MM_BIN,NO_COLOR,TERM,HOME: take it out, or, if you widened it on purpose, " +
-      'add "--allow-env=MM_BIN,NO_COLOR,TERM,HOME" to WIDENED_ON_PURPOSE in test/permissions_test.ts',
+      "), not also --allow-env=MM_BIN,NO_COLOR,TERM,DENO_DIR,ACP_CLIENT_MCP_TOKEN,HOME: take it out, or, if you widened it on purpose, " +
+      'add "--allow-env=MM_BIN,NO_COLOR,TERM,DENO_DIR,ACP_CLIENT_MCP_TOKEN,HOME" to WIDENED_ON_PURPOSE in test/permissions_test.ts',
   );
   assert.equal(
     permissionProblem(withEnv("--allow-env=MM_BIN,TERM"), [], false),

@@ -309,7 +309,10 @@ Deno.test("tools: a broken TOOLS entry still lets --help and --version answer, a
     ),
   );
   assert.equal(help.code, 0, help.stderr);
-  assert.ok(help.stdout.startsWith("usage: client.ts [options] [question | -]\n"), help.stdout);
+  assert.ok(
+    help.stdout.startsWith("usage: client.ts [options] [question | -] [-- COMMAND [ARGS…]]\n"),
+    help.stdout,
+  );
   const names = [...TOOLS.map((tool) => tool.name), "disk"].join(", ");
   assert.ok(help.stdout.includes(`the client's tools (${names})`), help.stdout);
   assert.equal(help.stderr, "");
@@ -418,7 +421,7 @@ Deno.test("tools: every description in TOOLS passes mini-me's list validation, h
 Deno.test("tools: every entry of TOOLS is offered as its description alone, the function left out", () => {
   assert.deepEqual(TOOLS.map((t) => t.name), describeTools(TOOLS).map((t) => t.name));
   for (const [i, description] of describeTools(TOOLS).entries()) {
-    const { call: _, ...rest } = TOOLS[i];
+    const { call: _, annotations: _hints, ...rest } = TOOLS[i];
     assert.deepEqual(description, rest);
     assert.equal(JSON.stringify(description), JSON.stringify(rest), "it crosses the wire whole");
   }
@@ -743,7 +746,7 @@ function readmeTools(): { envVar: string; slowEcho: string } {
 /** What a copier's model is given for the README's tools (`MM_SIM_ARGS`). */
 const COPIER_ARGS = { env_var: { name: "HOME" }, slow_echo: { text: "hello", delay_ms: 300 } };
 /** The variables the client itself reads: its `--allow-env` as shipped. */
-const CLIENT_VARIABLES = "MM_BIN,NO_COLOR,TERM";
+const CLIENT_VARIABLES = "MM_BIN,NO_COLOR,TERM,DENO_DIR,ACP_CLIENT_MCP_TOKEN";
 /** What `env_var` answers for `HOME` once it may read it. */
 const HOME_TEXT = Deno.env.get("HOME") ?? "HOME is not set";
 
