@@ -1583,6 +1583,8 @@ const MAX_BODY = 4 * 1024 * 1024;
 const TOKEN_VARIABLE = "ACP_CLIENT_MCP_TOKEN";
 /** How long the first prompt waits for an agent that has not listed the tools yet. */
 const LIST_WAIT_MS = 5000;
+/** How long after its list is answered an agent has the tools: an agent that connects late. */
+const LISTED_SETTLE_MS = 200;
 /** An entry of `mcpServers`, as ACP v1's schema has it: HTTP, or a command to start (stdio). */
 export type McpServerEntry =
   | { type: "http"; name: string; url: string; headers: { name: string; value: string }[] }
@@ -1613,6 +1615,7 @@ class McpServer {
   readonly #host: string; // 127.0.0.1:<port>, as a request must name it
   readonly #running = new Map<RpcId, AbortController>(); // the calls under way
   readonly #listed = Promise.withResolvers<void>(); // the agent asked for the tools
+  #stopSettling = () => {};
   constructor(readonly session: Session, readonly transport: "http" | "stdio") {
     const refused = `lending tools to ${session.name} needs --allow-net=127.0.0.1, where the ` +
       "client serves them as an MCP server";
@@ -1652,6 +1655,7 @@ class McpServer {
   }
   /** Stops the server: no port is left listening. */
   async stop(): Promise<void> {
+    this.#stopSettling();
     await within(1000, this.#server.shutdown());
   }
   /**
@@ -1701,7 +1705,8 @@ class McpServer {
     }
     if (method === "ping") return {};
     if (method === "tools/list") {
-      this.#listed.resolve();
+      // Listed once the agent has taken the answer in: a moment after it is sent.
+      this.#stopSettling = after(LISTED_SETTLE_MS, () => this.#listed.resolve());
       return { tools: this.session.tools.map(mcpTool) };
     }
     if (method !== "tools/call") throw new RpcError(-32601, "Method not found");
@@ -2943,7 +2948,18 @@ mm, as given (npx -y @agentclientprotocol/claude-agent-acp): its tools come from
 client's own MCP server, on 127.0.0.1. A -- first of all is deno task's: dropped.
 
 options:
-${lines.join("\n")}`;
+${lines.join("\n")}
+
+--json writes one JSON object per line, of these kinds, told apart by their keys:
+  {"sessionId", "update"}  each session/update as the agent sent it: update.sessionUpdate
+                           names its kind (agent_message_chunk, tool_call, …)
+  {"request", "answer"}    each request of the agent's: request.method, request.params (a
+                           permission's also request.call, the call as described); the
+                           client's answer: answer.result or answer.error
+  {"result"}               a turn ended (one per turn with -i): result.stopReason,
+                           result.sessionId, result.text
+  {"sessions"}             --sessions' list: sessions
+  {"error"}                the run failed, the last line: error.message, error.exitCode`;
 }
 /** One option's line of the usage: `  -i, --interactive  more questions…`. */
 function usageLine(name: string, option: { value?: string; short?: string; help: string }) {

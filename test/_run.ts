@@ -182,6 +182,8 @@ export interface RunningClient {
   write(text: string): Promise<void>;
   /** Closes the client's stdin (end of input). */
   closeStdin(): Promise<void>;
+  /** What the client has written on stderr so far. */
+  stderr(): string;
   /**
    * Waits for the client to exit and returns what it printed. Past the run's
    * deadline the client is killed and the test fails with what it printed.
@@ -362,6 +364,7 @@ export function startClient(run: ClientRun = {}): RunningClient {
     waitForStderr: waitFor("stderr"),
     write,
     closeStdin,
+    stderr: () => text.stderr,
     async done() {
       let status: Deno.CommandStatus;
       try {

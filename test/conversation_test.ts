@@ -7,7 +7,7 @@
  */
 
 import assert from "./_assert.ts";
-import { DEFAULT_QUESTION } from "../client.ts";
+import { DEFAULT_QUESTION, usage } from "../client.ts";
 import {
   agentFileWith,
   ANSWER_LINE,
@@ -712,22 +712,22 @@ Deno.test("--json: stdout has the updates as mm sent them, requests with their a
 /** A kind of `--json` line as the README's Scripts section describes it: its keys, its fields. */
 type JsonKind = { keys: string[]; fields: string[][] }; // each field: one path, or alternatives
 
-/** The kinds of `--json` line the README describes, read from its Scripts section. */
+/**
+ * The kinds of `--json` line `--help` describes: each entry's keys, and the fields it names (a
+ * permission's own, `request.call`, left out: not every request is one).
+ */
 function describedKinds(): JsonKind[] {
-  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
-  const section = readme.slice(
-    readme.indexOf("## Scripts"),
-    readme.indexOf("\n## ", readme.indexOf("## Scripts") + 1),
-  );
-  const items = section.split("\n- ").slice(1).map((item) => item.split("\n\n")[0]);
-  assert.ok(items.length >= 5, `the README's Scripts section lists the line kinds:\n${section}`);
+  const help = usage();
+  const section = help.slice(help.indexOf("--json writes one JSON object per line"));
+  const items = section.split(/\n {2}(?=\{)/).slice(1).map((item) => item.replace(/\s+/g, " "));
+  assert.ok(items.length >= 5, `--help lists the line kinds:\n${section}`);
   return items.map((item) => {
-    const keys = [...item.match(/^`\{([^}]*)\}`/)![1].matchAll(/"(\w+)"/g)].map((m) => m[1]);
-    // The fields it names: `a.b`, each of a key of the line; `x` or `y`: either.
+    const keys = [...item.match(/^\{([^}]*)\}/)![1].matchAll(/"(\w+)"/g)].map((m) => m[1]);
+    // The fields it names: `a.b`, each of a key of the line; `x or y`: either.
     const fields: string[][] = [];
-    const named = [...item.matchAll(/`(\w+(?:\.\w+)*)`( or )?/g)];
+    const named = [...item.replace(/\([^)]*\)/g, "").matchAll(/\b(\w+(?:\.\w+)*)( or )?/g)];
     for (const [i, [, path]] of named.entries()) {
-      if (!keys.includes(path.split(".")[0])) continue;
+      if (!keys.includes(path.split(".")[0]) || path === "request.call") continue;
       if (i > 0 && named[i - 1][2]) fields.at(-1)!.push(path);
       else fields.push([path]);
     }
@@ -743,7 +743,7 @@ const at = (line: Record<string, unknown>, path: string): unknown =>
     line,
   );
 
-Deno.test("--json: every line a run writes is of a kind the README's Scripts section describes, with the fields it names; and each kind it describes is written", async () => {
+Deno.test("--json: every line a run writes is of a kind --help describes, with the fields it names; and each kind it describes is written", async () => {
   const kinds = describedKinds();
   // A turn with calls, asked permission for (yolo: false); -i's turns; --sessions; a failure.
   const agent = agentFileWith({ "yolo: true": "yolo: false" });

@@ -107,6 +107,8 @@ function assertClockLent(ran: Ran, discovery: string): void {
 }
 
 const AGENT_FILES = { meta: `${ROOT}/agent.yaml`, request: `${ROOT}/agent-request.yaml` };
+/** The stand-in as an ACP agent that is not mm. */
+const AGENT_SIM = `${ROOT}/test/agent-sim`;
 
 Deno.test("library: the protocol half alone, cut at its line with a main of its own, type-checks and lends a tool of its own in both discovery modes", async () => {
   const source = Deno.readTextFileSync(`${ROOT}/client.ts`);
@@ -459,7 +461,12 @@ console.log(JSON.stringify({ first: first.sessionId, listed }));
 });
 
 /** Runs `body`, a program that imports what it names of client.ts, from a folder of its own. */
-async function runImporter(body: string, args: string[], env: Record<string, string> = {}) {
+async function runImporter(
+  body: string,
+  args: string[],
+  env: Record<string, string> = {},
+  permissions: string[] = [],
+) {
   const folder = scratchDir("importer-");
   const file = `${folder}/program.ts`;
   const imported = new URL(`file://${ROOT}/client.ts`).href;
@@ -467,7 +474,7 @@ async function runImporter(body: string, args: string[], env: Record<string, str
   const pidFile = tempFile("pid", "");
   const lock = `--lock=${ROOT}/deno.lock`;
   const flags = ["run", "--no-config", lock, "--no-prompt", "--allow-run", "--allow-read"];
-  const ran = await deno([...flags, file, ...args], folder, pidFile, env);
+  const ran = await deno([...flags, ...permissions, file, ...args], folder, pidFile, env);
   await assertNoPeerLeft(pidFile);
   assert.equal(ran.code, 0, `${ran.stdout}\n${lastLines(ran.stderr)}`);
   return JSON.parse(ran.stdout);
@@ -526,6 +533,84 @@ for (const [how, way, settled] of ENDINGS) {
     assert.deepEqual(ran, { settled, aborted: true });
   });
 }
+
+/** A program of a dozen lines that lends a tool of its own to another ACP agent than mm. */
+const LENDS_TO_AN_AGENT = `import { lend, tool, toolText } from "client.ts";
+const clock = tool({
+  name: "clock",
+  description: "The time on the user's machine, in a time zone.",
+  method: "_test.library/clock",
+  inputSchema: { type: "object", properties: { zone: { type: "string", enum: ["UTC"] } } },
+  call: ({ zone = "UTC" }) => toolText(\`noon, \${zone}\`),
+});
+const [command, ...args] = Deno.args;
+const lent = await lend({ agent: { command, args }, tools: [clock], questions: "What does clock say?" });
+console.log(JSON.stringify(lent));
+`;
+
+Deno.test("library: a program of a dozen lines lends a tool of its own to an ACP agent that is not mm, over HTTP and over stdio, and gets the answer back as data", async () => {
+  // The net for the client's MCP server; DENO_DIR, for the relay's deno to compile where this one does.
+  const permissions = ["--allow-net=127.0.0.1", "--allow-env=DENO_DIR"];
+  for (const transport of [[], ["--stdio"]]) {
+    const lent = await runImporter(LENDS_TO_AN_AGENT, [AGENT_SIM, ...transport], {}, permissions);
+    assert.equal(lent.turns.length, 1, JSON.stringify(lent));
+    assert.ok(lent.turns[0].text.includes("clock: noon, UTC"), JSON.stringify(lent));
+    assert.equal(lent.turns[0].stopReason, "end_turn");
+  }
+});
+
+Deno.test("library: when lend()'s signal aborts, the client's MCP server no longer listens, over HTTP and over stdio, and no relay runs", async () => {
+  const body = `import { lend, TOOLS } from "client.ts";
+const [command, ...args] = Deno.args;
+let host = "";
+const controller = new AbortController();
+const frame = (line: string, sent: boolean) => {
+  if (!sent || !line.includes('"method":"session/new"')) return;
+  const [entry] = JSON.parse(line).params.mcpServers;
+  host = new URL(entry.url ?? entry.args.find((arg: string) => arg.startsWith("http://"))).host;
+};
+const turnStarted = () => setTimeout(() => controller.abort(new Error("stopped")), 200);
+let settled = "resolved";
+try {
+  await lend({ agent: { command, args }, tools: TOOLS, questions: "What OS?", signal: controller.signal, view: { frame, turnStarted } });
+} catch (error) {
+  settled = (error as Error).message;
+}
+const [hostname, port] = host.split(":");
+const listening = await Deno.connect({ hostname, port: Number(port) }).then((c) => c.close() ?? true, () => false);
+console.log(JSON.stringify({ settled, host, listening }));
+`;
+  const permissions = ["--allow-net=127.0.0.1", "--allow-env=DENO_DIR"];
+  const env = { MM_SIM_THINK_MS: String(WAIT_MS) };
+  for (const transport of [[], ["--stdio"]]) {
+    const ran = await runImporter(body, [AGENT_SIM, ...transport], env, permissions);
+    assert.deepEqual([ran.settled, ran.listening], ["stopped", false], JSON.stringify(ran));
+    const ps = await new Deno.Command("ps", { args: ["-eo", "args="] }).output();
+    const relays = new TextDecoder().decode(ps.stdout).split("\n")
+      .filter((line) => line.includes(`--mcp-relay http://${ran.host}/`));
+    assert.deepEqual(relays, [], "a relay outlived the session");
+  }
+});
+
+Deno.test("library: lend() takes a policy of its own instead of decide(): refused, the call does not run", async () => {
+  const body = `import { lend, TOOLS } from "client.ts";
+const [command, ...args] = Deno.args;
+const lines: string[] = [];
+const lent = await lend({
+  agent: { command, args },
+  tools: TOOLS,
+  questions: "What OS?",
+  policy: () => "refuse",
+  view: { log: (line) => lines.push(line) },
+});
+console.log(JSON.stringify({ refused: lent.turns[0].refused, lines }));
+`;
+  const permissions = ["--allow-net=127.0.0.1", "--allow-env=DENO_DIR"];
+  const ran = await runImporter(body, [AGENT_SIM, "--asks", "claude"], {}, permissions);
+  assert.equal(ran.refused, true, JSON.stringify(ran));
+  assert.ok(ran.lines.includes('permission for "mcp__client__host_info": refused'), ran.lines);
+  assert.ok(!ran.lines.some((line: string) => line.startsWith("host_info ")), ran.lines);
+});
 
 Deno.test("library: in request discovery, a session mm opens without asking for the list is warned about through the view, with what to change", async () => {
   const body = `import { lend, TOOLS } from "client.ts";
