@@ -61,8 +61,17 @@ export const VERSION = "0.5.0";
 //   ← {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}
 //   → {"jsonrpc":"2.0","id":3,"method":"session/close","params":{"sessionId":"2026…"}}
 // In request discovery `initialize` says `"org.mini-me/tools":true`, and mm asks for the list
-// (`_org.mini-me/tools/list`) before it answers `session/new`. A turn is cancelled with the
-// notification `session/cancel`; mm then sends `$/cancel_request` for a call it no longer wants.
+// before it answers `session/new` (its methods start with `_`, ACP's mark of an extension; keys of
+// `_meta` do not):
+//   ← {"jsonrpc":"2.0","id":0,"method":"_org.mini-me/tools/list","params":{"sessionId":"2026…",…}}
+//   → {"jsonrpc":"2.0","id":0,"result":{"tools":[{"name":"host_info",…}]}}
+// The model calls the tool as `client_host_info`; mm titles the call `client: host_info`. A call
+// the tool fails is still a result, one the model reads: `{"content":[…],"isError":true}`. A
+// request nobody lends an answer to: `{"jsonrpc":"2.0","id":5,"error":{"code":-32601,…}}`. A
+// turn is cancelled with a notification; mm then cancels a call it no longer wants, answered so:
+//   → {"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"2026…"}}
+//   ← {"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}
+//   → {"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}
 // Where the robust client does more, a line here calls a function of the next section whose name
 // says what it does: a first reading can skip it.
 
@@ -133,20 +142,6 @@ function startAgent(
     throw new ClientError(`cannot start ${name} (${command}): ${reason}`, 127, { cause: error });
   }
 }
-/** The agent to start: `agent`, else mm as `mm` says (default `mm -acp -agent agent.yaml`). */
-function agentToStart(
-  { mm, agent }: LendOptions,
-): { command: string; args: string[]; cwd?: string } {
-  if (agent && mm) throw new ClientError("lend() starts mm or another agent: give mm or agent", 2);
-  if (agent) return { command: agent.command, args: agent.args ?? [], cwd: agent.cwd };
-  return {
-    command: mm?.command ?? "mm",
-    args: mm?.args ?? ["-acp", "-agent", "agent.yaml"],
-    cwd: mm?.cwd,
-  };
-}
-/** An agent's name, before it says its own: its command's, without the folders. */
-const agentName = (command: string) => command.split(/[/\\]/).at(-1) || command;
 
 /** A JSON-RPC error, to answer a request with, or received as an answer. */
 export class RpcError extends Error {
@@ -228,7 +223,10 @@ class Connection {
       handlers.fail(readError(error, handlers.peer()), false)
     );
   }
-  /** Reads lines, however the chunks split them (`LineReader`), and handles each as it comes. */
+  /**
+   * Reads lines, however the chunks split them — at `\n` or `\r\n`, a UTF-8 character split
+   * between chunks decoded whole, 32 MiB at most (`LineReader`) — and handles each as it comes.
+   */
   async #read(readable: ReadableStream<Uint8Array>): Promise<void> {
     const reader = new LineReader();
     for await (const chunk of readable) {
@@ -244,9 +242,9 @@ class Connection {
     this.#lastFrameAt = performance.now();
     const frame = parseFrame(line);
     if (frame.kind === "blank") return;
-    this.#handlers.view.frame?.(line, false);
+    this.#handlers.view.frame?.(line, false); // false: received
+    // A bad line is answered, and logged; a flood of them throws, and ends the connection.
     if (frame.kind === "bad") return this.#badLine(line, frame.reply);
-    // (a flood of bad lines throws, and ends the connection: `BadFrames`)
     this.#bad.inARow = 0;
     if (frame.kind === "request") return this.#answer(frame.id, frame.method, frame.params);
     // ACP's `$/cancel_request`: the peer no longer wants the answer to one of its requests.
@@ -285,26 +283,26 @@ class Connection {
     } catch (error) {
       return settle(errorReply(error));
     }
-    if (!(result instanceof Promise)) return settle({ result });
+    if (!(result instanceof Promise)) return settle({ result: result ?? null }); // never no result
     const finish = (reply: object) => {
       if (this.#running.get(id) !== controller) return; // answered already, or abandoned
       this.#running.delete(id);
       settle(reply);
     };
     this.#running.set(id, controller);
-    controller.signal.addEventListener("abort", () => {
-      if (controller.signal.reason === CANCELLED_BY_PEER) finish(CANCELLED_REPLY);
-    });
-    result.then((value) => finish({ result: value }), (error) => finish(errorReply(error)));
+    // Cancelled by the peer: `-32800` now. (Abandoned, it is no longer running: nothing is sent.)
+    controller.signal.addEventListener("abort", () => finish(CANCELLED_REPLY));
+    const answered = (value: unknown) => finish({ result: value ?? null });
+    result.then(answered, (error) => finish(errorReply(error)));
   }
   /** Writes one frame: its JSON, and a line end. */
   #send(message: object): void {
     const line = `${JSON.stringify(message)}\n`;
     this.#lastFrameAt = performance.now();
-    this.#handlers.view.frame?.(line.slice(0, -1), true);
+    this.#handlers.view.frame?.(line.slice(0, -1), true); // true: sent
     this.#queued.push(line);
     this.#unwritten += line.length;
-    // Frames sent together (many answers in one tick) go out in one write, after those before.
+    // Frames queued while a write is under way go out together in the next one, in order.
     if (this.#queued.length > 1) return; // that write is scheduled already
     this.#writing = this.#writing.then(() => this.#writeQueued());
   }
@@ -430,7 +428,7 @@ class Session {
   /** `initialize`, the session, then one turn per question. */
   async converse(): Promise<Lent> {
     const seconds = this.options.timeout ?? 30;
-    const discovery = this.road === "mm" ? this.options.discovery ?? "meta" : "mcp";
+    const discovery = this.road === "mm" ? (this.options.discovery ?? "meta") : "mcp";
     const init = await this.request("initialize", initializeParams(discovery, this.tools), seconds);
     const version = JSON.stringify(field(init, "protocolVersion")); // as JSON: "1" is not 1
     const mismatch = `${this.name} speaks ACP protocol version ${version}; this client speaks 1`;
@@ -441,9 +439,9 @@ class Session {
     if (sessionId === undefined) return { turns: [] }; // none of mm's sessions was chosen
     this.before = "the next question";
     this.view.opened?.(sessionId);
-    await this.mcp?.listedOrNot(); // an agent that connects late is given a few seconds
+    await this.mcp?.toolsListed(); // another agent, that connects late, is given a few seconds
     const turns: TurnResult[] = [];
-    const questions = iterate(this.options.questions);
+    const questions = iterate(this.options.questions); // a text is one question
     while (!this.options.signal?.aborted) {
       const next = await Promise.race([questions.next(), this.failed]);
       if (next.done) break;
@@ -462,7 +460,7 @@ class Session {
     const session = await this.request("session/new", params, seconds);
     this.sessionId = String(field(session, "sessionId"));
     this.view.log?.(`discovery: ${this.discovery()}, session ${this.sessionId}`);
-    checkListed(this); // request discovery: mm asks for the list before it answers
+    checkListed(this); // request discovery: mm asks for the list before it answers, or is warned of
     return this.sessionId;
   }
   /** The MCP servers the agent is given: the client's own, for an agent that is not mm. */
@@ -502,7 +500,10 @@ class Session {
     return result;
   }
 
-  /** Sends a request and waits for its answer, unless the session fails or time runs out first. */
+  /**
+   * Sends a request and waits for its answer, unless the session fails or time runs out first
+   * (with `Infinity`, as for the prompt, no timer is set).
+   */
   async request(method: string, params: object, seconds = Infinity): Promise<unknown> {
     if (this.before.startsWith("answering")) this.before = `answering ${method}`;
     const timer = Promise.withResolvers<never>();
@@ -701,10 +702,10 @@ export type Decision = "allow" | "refuse" | "ask";
 /**
  * The permission policy, the one place that decides what to answer: a call of a tool the client
  * lends is allowed, anything else is put to the person. A call is one of ours only as the agent
- * itself names it, never by its title alone, which is the model's words: mm asks with the title
- * `client: <name>` and the kind `other` ("Avant la requête"); another agent, for a tool of the
- * client's MCP server, in fields its adapter sets (`ownMcpTool()`). And none that carries a
- * `command`: a shell command titled `client: …` is not a tool of ours.
+ * itself names it, never by words the model chose: mm titles a call of a client tool
+ * `client: <name>` with the kind `other` ("Avant la requête": mm's words, not the model's);
+ * another agent, for a tool of the client's MCP server, names it in fields its adapter sets
+ * (`ownMcpTool()`). And none that carries a `command`.
  */
 export function decide(request: PermissionRequest, tools: readonly Tool[]): Decision {
   const { title, kind } = request;
@@ -1590,6 +1591,20 @@ export type McpServerEntry =
   | { type: "http"; name: string; url: string; headers: { name: string; value: string }[] }
   | { name: string; command: string; args: string[]; env: { name: string; value: string }[] };
 
+/** The agent to start: `agent`, else mm as `mm` says (default `mm -acp -agent agent.yaml`). */
+function agentToStart(
+  { mm, agent }: LendOptions,
+): { command: string; args: string[]; cwd?: string } {
+  if (agent && mm) throw new ClientError("lend() starts mm or another agent: give mm or agent", 2);
+  if (agent) return { command: agent.command, args: agent.args ?? [], cwd: agent.cwd };
+  return {
+    command: mm?.command ?? "mm",
+    args: mm?.args ?? ["-acp", "-agent", "agent.yaml"],
+    cwd: mm?.cwd,
+  };
+}
+/** An agent's name, before it says its own: its command's, without the folders. */
+const agentName = (command: string) => command.split(/[/\\]/).at(-1) || command;
 /**
  * Names the agent as its `initialize` answer does (`agentInfo.title`, else `name`), and starts the
  * client's MCP server for it: over HTTP if it takes that, else for the relay (stdio).
@@ -1643,7 +1658,7 @@ class McpServer {
     return { name: MCP_SERVER_NAME, command: Deno.execPath(), args: run, env };
   }
   /** Before the first prompt: the tools listed, or a few seconds gone, and a line that says so. */
-  async listedOrNot(): Promise<void> {
+  async toolsListed(): Promise<void> {
     const listed = this.#listed.promise.then(() => true);
     if (await Promise.race([within(LIST_WAIT_MS, listed), this.session.failed])) return;
     const nothing = "did not ask for the client's tools (it may not take mcpServers)";
