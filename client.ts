@@ -571,6 +571,7 @@ class Session {
   ): ToolResult | Promise<ToolResult> {
     this.view.log?.(`${called.name} ${JSON.stringify(args)} (session ${sessionId})`);
     sayWhenCancelled(called, signal, this);
+    if (signal.aborted) return toolFailure(this.view, signal, `${called.name} was cancelled`);
     const given = isObject(args) ? args : {};
     const mismatch = checkArguments(called, given);
     if (mismatch) return toolFailure(this.view, signal, mismatch);
@@ -1016,6 +1017,7 @@ function checkedResult(lent: Tool, value: unknown, view: View, signal: AbortSign
  */
 function sayWhenCancelled(lent: Tool, signal: AbortSignal, session: Session): void {
   signal.addEventListener("abort", () => {
+    if (signal.reason === CANCELLED_WITH_THE_TURN) session.view.log?.(`${lent.name} cancelled`);
     if (signal.reason !== CANCELLED_BY_PEER) return;
     session.view.log?.(`${lent.name} cancelled by ${session.name}`);
   });
@@ -1158,13 +1160,11 @@ async function resumeSession(session: Session, seconds: number): Promise<string 
   if (!resumes && field(capabilities, "loadSession") !== true) throw new ClientError(neither);
   session.sessionId = resume;
   session.replaying = !resumes;
-  const params = { sessionId: resume, cwd: session.cwd, mcpServers: [] };
+  const params = { sessionId: resume, cwd: session.cwd, mcpServers: session.mcpServers() };
   await session.request(resumes ? "session/resume" : "session/load", params, seconds);
   session.replaying = false;
-  const discovery = options.discovery ?? "meta";
-  session.view.log?.(
-    `discovery: ${discovery}, session ${resume} (${resumes ? "resumed" : "loaded"})`,
-  );
+  const how = resumes ? "resumed" : "loaded";
+  session.view.log?.(`discovery: ${session.discovery()}, session ${resume} (${how})`);
   checkListed(session);
   return resume;
 }
@@ -1220,6 +1220,7 @@ class TurnState implements Turn {
     view.log?.("cancelling…");
     this.stopped.abort(reason);
     connection.notify("session/cancel", { sessionId: this.sessionId });
+    this.session.mcp?.abandon(CANCELLED_WITH_THE_TURN); // the calls of the turn, on the MCP road
     view.turnCancelled?.();
     const late = () => {
       view.log?.(`${this.session.name} did not answer the cancellation in time; killing it`);
@@ -1421,6 +1422,8 @@ const BAD_FRAMES_SHOWN = 10;
 const BAD_FRAMES_IN_A_ROW = 1000;
 /** Reading from mm pauses while more than this many characters of answers wait to be written. */
 const MAX_UNWRITTEN = 1024 * 1024;
+/** Why a call on the MCP road is aborted when its turn is cancelled. */
+const CANCELLED_WITH_THE_TURN = new RpcError(-32800, "Request cancelled");
 /** Why `$/cancel_request` aborts a request's signal: the peer cancelled it, and has its `-32800`. */
 const CANCELLED_BY_PEER = new RpcError(-32800, "Request cancelled");
 const CANCELLED_REPLY = { error: { code: -32800, message: "Request cancelled" } };
@@ -2008,7 +2011,10 @@ class Output {
     }
     this.#write(to, data);
     to.open = typeof data === "string" ? !data.endsWith("\n") : data.at(-1) !== 10;
+    if (typeof data === "string" && !to.open) this.lastLine = data.slice(0, -1).split("\n").at(-1)!;
   }
+  /** The last line written whole, on either stream: a question sees whether its call is in sight. */
+  lastLine = "";
   /** Shows `waiting for <label> … 3 s` on a terminal, erased before output; `undefined`: stop. */
   waitFor(label?: string): void {
     if (label === this.#waiting?.label) return;
@@ -2143,7 +2149,7 @@ class Terminal implements View {
     if (options.json) this.stdout = jsonLines(out);
     this.#replay = new Screen(out, out.stderr, true);
     this.#mmLog = wholeLines(out);
-    this.progress = new Progress(out);
+    this.progress = new Progress(out, () => this.agentName);
   }
   log(line: string): void {
     if (!this.options.quiet) this.out.note(`[client] ${line}`); // -q: no progress lines
@@ -2252,7 +2258,8 @@ class Progress {
   readonly #calls = new Map<string, { title: string; done: boolean }>(); // the turn's own
   #turn?: Turn;
   #asking = false;
-  constructor(readonly out: Output) {}
+  /** `agent`: how the agent is named, `mm` or its own name. */
+  constructor(readonly out: Output, readonly agent: () => string) {}
   /** A turn starts, with calls of its own; or it ended (`undefined`): nothing to wait for. */
   turn(turn?: Turn): void {
     this.#turn = turn;
@@ -2277,7 +2284,7 @@ class Progress {
   show(): void {
     const turn = this.#turn;
     if (!turn) return this.out.waitFor(undefined);
-    if (turn.cancelled) return this.out.waitFor("mm to end the turn");
+    if (turn.cancelled) return this.out.waitFor(`${this.agent()} to end the turn`);
     if (this.#asking) return this.out.waitFor("you");
     const running = [...this.#calls.values()].findLast((call) => !call.done);
     this.out.waitFor(running?.title ?? "the model");
@@ -2632,6 +2639,9 @@ async function askPerson(
   const safe = keys.find(({ key }) => key === "r") ?? keys.find(({ key }) => key === "R");
   const named = (keyed?: KeyedOption) => String(keyed?.option.name ?? keyed?.option.kind);
   const choices = keys.map((keyed) => `[${keyed.key}] ${named(keyed)}`).join("  ");
+  // The call asked about, named again where other lines came after it: the question is its own.
+  const title = request.title ?? String(request.toolCall.toolCallId ?? "");
+  if (!out.lastLine.endsWith(showControls(title))) out.note(`   call: ${title}`);
   for (const line of whatItWouldDo(request.toolCall)) out.note(`   ${line}`); // whole: nothing hidden
   out.note(`   ${choices}  (Enter: ${safe ? named(safe) : "cancel"})`);
   const key = await readKey(keyboard, keys.map((keyed) => keyed.key), stop, ctrlC);

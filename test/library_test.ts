@@ -488,7 +488,7 @@ async function runImporter(
  * signal had aborted by then.
  */
 const WAITS = `import { lend, tool, toolText } from "client.ts";
-const [mm, how] = Deno.args;
+const [mm, how, road, started] = Deno.args; // started: a file made when the call runs, for a peer
 let aborted = false;
 const wait = tool({
   name: "wait",
@@ -497,6 +497,7 @@ const wait = tool({
   inputSchema: { type: "object" },
   call: (_args, signal) =>
     new Promise((resolve) => {
+      if (started) Deno.writeTextFileSync(started, "");
       const timer = setTimeout(() => resolve(toolText("waited")), 4000);
       signal.addEventListener("abort", () => {
         aborted = true;
@@ -508,12 +509,14 @@ const wait = tool({
 const controller = new AbortController();
 const log = (line: string) => {
   if (!line.startsWith("wait ")) return; // the call's own line, before the tool runs
-  if (how === "cancel") controller.abort(new Error("aborted by the program"));
+  // From outside, as a person's Ctrl-C comes: the call has begun.
+  if (how === "cancel") setTimeout(() => controller.abort(new Error("aborted by the program")), 0);
   if (how === "hold") throw new Error("the view broke");
 };
 let settled = "resolved";
 try {
-  await lend({ mm: { command: mm }, tools: [wait], questions: "Wait.", view: { log }, signal: controller.signal });
+  const agent = road === "mcp" ? { agent: { command: mm } } : { mm: { command: mm } };
+  await lend({ ...agent, tools: [wait], questions: "Wait.", view: { log }, signal: controller.signal });
 } catch (error) {
   settled = (error as Error).message;
 }
@@ -531,6 +534,14 @@ for (const [how, way, settled] of ENDINGS) {
     const env = { ROGUE_SCENARIO: "call-then", ROGUE_THEN: how };
     const ran = await runImporter(WAITS, [ROGUE, how], env);
     assert.deepEqual(ran, { settled, aborted: true });
+  });
+  // The same through the client's MCP server, for an agent that is not mm (named by its command).
+  Deno.test(`library: when ${way.replace("mm", "another agent")} while a call through the client's MCP server runs, the call's signal aborts before lend() settles`, async () => {
+    const started = `${scratchDir("started-")}/started`;
+    const env = { ROGUE_SCENARIO: "mcp-call-then", ROGUE_THEN: how, ROGUE_WAIT_FILE: started };
+    const permissions = ["--allow-net=127.0.0.1", "--allow-write"];
+    const ran = await runImporter(WAITS, [ROGUE, how, "mcp", started], env, permissions);
+    assert.deepEqual(ran, { settled: settled.replace(/^mm /, "rogue-mm "), aborted: true });
   });
 }
 

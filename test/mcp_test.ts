@@ -10,9 +10,12 @@ import assert from "./_assert.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { hasScript, inTerminal } from "./_pty.ts";
 import {
   alive,
+  clientCommand,
   type ClientRun,
+  clientWithTools,
   OS_TEXT,
   passedEnv,
   ROOT,
@@ -20,6 +23,7 @@ import {
   runShell,
   sentWith,
   sleep,
+  SLOW_TOOL,
   startClient,
   WAIT_MS,
   within,
@@ -54,9 +58,10 @@ type Entry = {
   env?: { name: string; value: string }[];
 };
 
-/** The MCP server the client named in its `session/new`, read from its trace. */
+/** The MCP server the client named in its `session/new` (or `resume`, `load`), read from its trace. */
 function entryOf(stderr: string): Entry {
-  const [opened] = sentWith(stderr, "session/new");
+  const [opened] = ["session/new", "session/resume", "session/load"]
+    .flatMap((method) => sentWith(stderr, method));
   const servers = (opened?.params as { mcpServers?: Entry[] })?.mcpServers ?? [];
   assert.equal(servers.length, 1, `one MCP server in session/new: ${JSON.stringify(opened)}`);
   return servers[0];
@@ -458,4 +463,61 @@ Deno.test("README: its line that runs the demo with the stand-in as another agen
   assert.ok(run.stdout.includes(`│ ${OS_TEXT}`), run.stdout);
   assert.match(run.stderr, /\[client\] discovery: MCP \(http\), session \S+\n/);
   assert.match(run.stderr, /\[client\] host_info \{"topic":"os"\} \(session \S+\)\n/);
+});
+
+Deno.test({
+  name:
+    "MCP: at a terminal, once a turn is cancelled, the progress line waits for the agent by its own name",
+  ignore: !hasScript,
+  async fn() {
+    const command = `exec ${clientCommand(["-i", "--", AGENT_SIM])}`; // its exit code, not sh's
+    const terminal = inTerminal(command, { env: { MM_SIM_THINK_MS: String(WAIT_MS) } });
+    await terminal.waitFor("> ");
+    await terminal.type("What OS?\r");
+    await terminal.waitFor(/waiting for the model … \d+ s/);
+    await terminal.type("\x03");
+    await terminal.waitFor(/\[cancelled\][^]*> $/);
+    await terminal.type("\x04");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    assert.ok(
+      screen.includes(`waiting for ${AGENT_TITLE} to end the turn`),
+      JSON.stringify(screen),
+    );
+    assert.ok(!screen.includes("waiting for mm"), JSON.stringify(screen));
+  },
+});
+
+Deno.test("MCP: a session of another agent resumed (--resume) is given the client's server again, and its tools", async () => {
+  const first = await runClient(withAgent([], "What OS?", { noTrace: true }));
+  assert.equal(first.code, 0, first.stderr);
+  const id = first.log.find((line) => line.startsWith("[client] continue with: --resume "))
+    ?.split(" ").at(-1);
+  assert.ok(id, first.stderr);
+  for (const transport of [[], ["--stdio"]]) {
+    const resumed = await runClient(
+      withAgent(transport, "And the CPU?", { args: ["--resume", id] }),
+    );
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const how = transport.length > 0 ? "stdio" : "http";
+    assert.ok(
+      resumed.log.includes(`[client] discovery: MCP (${how}), session ${id} (resumed)`),
+      resumed.stderr,
+    );
+    assert.equal(entryOf(resumed.stderr).name, "client");
+    assert.ok(resumed.log.some((line) => line.startsWith('[client] host_info {"topic":"cpu"}')));
+  }
+});
+
+Deno.test("MCP: Ctrl-C during a call of a lent tool aborts its signal, and says so", async () => {
+  const client = startClient(withAgent([], "What does slow say?", {
+    client: clientWithTools(SLOW_TOOL),
+    env: { MM_SIM_ARGS: JSON.stringify({ slow: { ms: WAIT_MS } }) },
+  }));
+  await client.waitForStderr('[client] slow {"ms":');
+  Deno.kill(client.child.pid, "SIGINT");
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  assert.ok(run.log.includes("[client] slow cancelled"), run.stderr);
+  assert.ok(run.log.includes("[tool] slow saw its signal abort"), run.stderr);
 });

@@ -1207,3 +1207,30 @@ for (const { name, args, permissions, env, end, check } of WITHOUT_A_PROMPT) {
     },
   });
 }
+
+Deno.test({
+  name:
+    "permissions: at a terminal a question whose call is out of sight names it again; right under it, it does not",
+  ignore: !hasScript,
+  async fn() {
+    const { agent, permissions } = askingShellAgent();
+    for (
+      const [question, named] of [["What OS, and how big is my disk?", true], [
+        "How big is my disk?",
+        false,
+      ]] as const
+    ) {
+      const args = ["--mm", MM_SIM, "--agent", agent, question];
+      const terminal = inTerminal(clientCommand(args, permissions));
+      await atPermissionQuestion(terminal);
+      await terminal.type("r");
+      const { code, screen } = await terminal.done();
+      assert.equal(code, 0, JSON.stringify(screen));
+      const lines = visibleLines(screen);
+      const kind = lines.indexOf("   kind: execute");
+      const shown = lines.slice(0, kind);
+      assert.equal(shown.at(-1) === "   call: bash: df -h .", named, shown.join("\n"));
+      if (!named) assert.equal(shown.at(-1), "🛠️ bash: df -h .", shown.join("\n"));
+    }
+  },
+});

@@ -98,6 +98,16 @@ function pause(ms: number): Promise<void> {
 
 class ClientClosed extends Error {}
 
+/** Whether a file is there. */
+function attemptStat(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The next message from the client that matches, in arrival order. */
 async function next(match: (m: Message) => boolean = () => true): Promise<Message> {
   while (true) {
@@ -1219,13 +1229,46 @@ const scenarios: Record<string, () => Promise<void>> = {
     Deno.exit(0); // its helper left running
   },
   async "call-then"() {
-    // Calls the client's tool \`_test/wait\`, and while it runs (ROGUE_THEN): \`exit\`s, ends the
-    // turn (\`end\`), at session/cancel ends it \`cancelled\` without cancelling the call
-    // (\`cancel\`), or waits for the client to end it all (\`hold\`).
+    // Calls the client's tool `_test/wait`, and while it runs (ROGUE_THEN): `exit`s, ends the
+    // turn (`end`), at session/cancel ends it `cancelled` without cancelling the call
+    // (`cancel`), or waits for the client to end it all (`hold`).
     const prompt = await handshake();
     const params = { _meta: { "org.mini-me/sessionId": SESSION } };
     await send({ id: 7, method: "_test/wait", params });
     const then = Deno.env.get("ROGUE_THEN");
+    if (then === "exit") Deno.exit(0);
+    if (then === "hold") await next(() => false);
+    if (then === "cancel") await next((m) => m.method === "session/cancel");
+    await endTurn(prompt, then === "cancel" ? "cancelled" : "end_turn");
+    await next(() => false);
+  },
+  async "mcp-call-then"() {
+    // As an agent that is not mm: takes the client's MCP server (HTTP), calls its tool `wait`
+    // there, and once it runs (ROGUE_WAIT_FILE appears) does as ROGUE_THEN says, as "call-then".
+    const init = await next(request("initialize"));
+    const agentCapabilities = { mcpCapabilities: { http: true } };
+    await send({ id: init.id, result: { protocolVersion: 1, agentCapabilities } });
+    const session = await next(request("session/new"));
+    const [server] = (session.params as { mcpServers: Message[] }).mcpServers;
+    const given = server.headers as { name: string; value: string }[];
+    const headers = {
+      ...Object.fromEntries(given.map(({ name, value }) => [name, value])),
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    };
+    const post = (id: number, method: string, params: Message) =>
+      fetch(String(server.url), {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+      });
+    await (await post(0, "tools/list", {})).text(); // the tools listed: no wait for the prompt
+    await send({ id: session.id, result: { sessionId: SESSION } });
+    const prompt = await next(request("session/prompt"));
+    post(1, "tools/call", { name: "wait" }).catch(() => {}); // left to run
+    const then = Deno.env.get("ROGUE_THEN");
+    const file = Deno.env.get("ROGUE_WAIT_FILE") ?? "";
+    while (then !== "hold" && !attemptStat(file)) await new Promise((r) => setTimeout(r, 20));
     if (then === "exit") Deno.exit(0);
     if (then === "hold") await next(() => false);
     if (then === "cancel") await next((m) => m.method === "session/cancel");
