@@ -83,10 +83,11 @@ export type ToolAnnotations = {
   idempotentHint?: boolean;
   openWorldHint?: boolean;
 };
-/** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse"). */
+/** A tool's answer, MCP's `tools/call` result (acp-client-tools.md, "Réponse": the answer). */
 export type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
 /**
- * A tool: its description as mm reads it (acp-client-tools.md, "Description d'un outil"), and
+ * A tool: its description as mm reads it (acp-client-tools.md, "Description d'un outil": a tool's
+ * description), and
  * the `call` that answers it. `S`, its schema, types `call`'s arguments (see {@linkcode ArgsOf}).
  */
 export interface Tool<S extends InputSchema = InputSchema> {
@@ -334,7 +335,7 @@ class Connection {
   }
   /** A bad line from the peer: answered and logged, the first few; a flood ends the connection. */
   #badLine(line: string, reply: object): void {
-    if (this.#bad.shown(line)) {
+    if (this.#bad.count(line)) {
       this.#handlers.view.warn?.(`bad frame from ${this.#handlers.peer()}: ${line.slice(0, 80)}`);
       this.#send(reply);
     }
@@ -393,7 +394,7 @@ class Session {
   readonly failed: Promise<never>;
   fail!: (error: unknown) => void;
   stderr: Promise<void> = Promise.resolve(); // mm's log, read to its end
-  before = "answering initialize"; // what mm has yet to do, said if it exits first
+  nextStep = "answering initialize"; // what mm has yet to do: said if it exits first
   capabilities: unknown; // what mm's `initialize` answer says it can do
   sessionId?: string;
   listed = false; // mm asked for the list (request discovery)
@@ -437,7 +438,7 @@ class Session {
     if (this.road === "mcp") this.mcp = serveTools(this, field(init, "agentInfo")); // its own section
     const sessionId = await this.open(seconds);
     if (sessionId === undefined) return { turns: [] }; // none of mm's sessions was chosen
-    this.before = "the next question";
+    this.nextStep = "the next question";
     this.view.opened?.(sessionId);
     await this.mcp?.toolsListed(); // another agent, that connects late, is given a few seconds
     const turns: TurnResult[] = [];
@@ -482,7 +483,7 @@ class Session {
   async prompt(sessionId: string, question: string): Promise<TurnResult> {
     const turn = new TurnState(this, sessionId, question);
     this.turn = turn;
-    this.before = "the turn ended";
+    this.nextStep = "the turn ended";
     this.view.turnStarted?.(turn);
     const stopWatching = watchSilence(turn, this.connection, this.options.turnTimeout);
     const params = { sessionId, prompt: [{ type: "text", text: question }] };
@@ -491,7 +492,7 @@ class Session {
       turn.end();
     });
     this.turn = undefined;
-    this.before = "the next question";
+    this.nextStep = "the next question";
     const { text, cancelled, refused } = turn;
     const stopReason = String(field(answer, "stopReason"));
     const result = { question, stopReason, text, cancelled, refused };
@@ -505,7 +506,7 @@ class Session {
    * (with `Infinity`, as for the prompt, no timer is set).
    */
   async request(method: string, params: object, seconds = Infinity): Promise<unknown> {
-    if (this.before.startsWith("answering")) this.before = `answering ${method}`;
+    if (this.nextStep.startsWith("answering")) this.nextStep = `answering ${method}`;
     const timer = Promise.withResolvers<never>();
     const late = new ClientError(`${this.name} did not answer ${method} within ${seconds} s`);
     const stopTimer = after(seconds * 1000, () => timer.reject(late));
@@ -534,7 +535,7 @@ class Session {
 
   /**
    * Answers a request of mm's: a call of a lent tool, found by its `method` (acp-client-tools.md,
-   * "Appel d'un outil"); the list ("Mode request"); a permission. Anything else — `fs/*`,
+   * "Appel d'un outil": a call of a tool); the list ("Mode request"); a permission. Anything else — `fs/*`,
    * `terminal/*`, another extension — is not lent: `-32601`, as JSON-RPC says.
    */
   answer(method: string, params: unknown, signal: AbortSignal): unknown {
@@ -557,7 +558,7 @@ class Session {
 
   /**
    * A call: the model's arguments are at the top level of `params`, mm's session in its `_meta`
-   * ("Requête"). Checked against the schema, they go to the tool; what it returns, now or in a
+   * ("Requête": the request). Checked against the schema, they go to the tool; what it returns, now or in a
    * promise, is the answer: a `result` of MCP's shape, `{content, isError?}`. A wrong argument, a
    * throw, or a value that is not a result is such a result too, with `isError` — an answer the
    * model can act on (`toolFailure()`), never a JSON-RPC error, never a crash of the client. (The
@@ -590,7 +591,7 @@ class Session {
   }
 
   /**
-   * A permission (acp-client-tools.md, "Avant la requête"). Its params: `{sessionId, toolCall:
+   * A permission (acp-client-tools.md, "Avant la requête": before the request). Its params: `{sessionId, toolCall:
    * {toolCallId, title, kind, rawInput, …}, options: [{optionId, name, kind}]}`, the call as mm
    * shows it (`permissionRequest()` adds what an earlier `tool_call` of that id said). {@linkcode
    * decide} says allow, refuse or ask; the answer is `{outcome}`, one of mm's own options
@@ -1079,7 +1080,7 @@ function watchMm(session: Session): void {
     await within(1000, Promise.all([session.connection.reading, session.stderr]));
     const how = signal ? `signal ${signal}` : `code ${code}`;
     const said = lastWords ? ` (its last words: ${JSON.stringify(lastWords)})` : "";
-    const exited = `${session.name} exited with ${how} before ${session.before}${said}`;
+    const exited = `${session.name} exited with ${how} before ${session.nextStep}${said}`;
     session.fail(new ClientError(exited));
   });
   options.signal?.addEventListener("abort", () => {
@@ -1434,7 +1435,7 @@ class BadFrames {
   first = "";
   constructor(readonly peer: () => string) {}
   /** Counts a bad line; whether it is one of the first, to log and answer. Throws at a flood. */
-  shown(line: string): boolean {
+  count(line: string): boolean {
     if (this.inARow === 0) this.first = line.slice(0, 80);
     this.inARow++;
     this.total++;
