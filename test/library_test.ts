@@ -646,7 +646,7 @@ console.log(JSON.stringify(warnings));
   assert.deepEqual(fine, [], "mm asked: no warning");
 });
 
-Deno.test("library: a tool whose call returns something that is not a result is answered as an error result naming the tool, and warned about", async () => {
+Deno.test("library: a tool whose call returns, or resolves to, something that is not a result is answered as an error result naming the tool, and warned about", async () => {
   const body = `import { lend, type Tool } from "client.ts";
 const [mm, agent] = Deno.args;
 const broken = {
@@ -656,11 +656,18 @@ const broken = {
   inputSchema: { type: "object" },
   call: () => undefined,
 } as unknown as Tool;
+const later = {
+  name: "later",
+  description: "Resolves to a text, not a result.",
+  method: "_test/later",
+  inputSchema: { type: "object" },
+  call: () => Promise.resolve({ text: "soon" }),
+} as unknown as Tool;
 const warnings: string[] = [];
 const lent = await lend({
   mm: { command: mm, args: ["-acp", "-agent", agent] },
-  tools: [broken],
-  questions: "What does broken say?",
+  tools: [broken, later],
+  questions: "What do broken and later say?",
   view: { warn: (line) => warnings.push(line) },
 });
 console.log(JSON.stringify({ text: lent.turns[0].text, warnings }));
@@ -668,7 +675,9 @@ console.log(JSON.stringify({ text: lent.turns[0].text, warnings }));
   const { text, warnings } = await runImporter(body, [MM_SIM, AGENT_FILES.meta]);
   const said = "broken failed: its call returned undefined, not a result";
   assert.ok(text.includes(`broken: [client tool error: ${said}]`), text);
-  assert.deepEqual(warnings, [said]);
+  const resolved = 'later failed: its call returned {"text":"soon"}, not a result';
+  assert.ok(text.includes(`later: [client tool error: ${resolved}]`), text);
+  assert.deepEqual(warnings.toSorted(), [said, resolved].toSorted());
 });
 
 Deno.test("library: a view callback that throws ends the lending with its error, wherever it is called, and the program ends with it: no timer is left running", async () => {
