@@ -2211,6 +2211,9 @@ class Terminal implements View {
     this.turn = undefined;
     this.progress.turn(undefined);
     this.stdout.turnEnded?.(result);
+    // -q shows no `[refusal]`: the exit code (1) is said why on stderr.
+    const refusal = `${this.agentName} refused to answer (stop reason refusal)`;
+    if (this.options.quiet && result.stopReason === "refusal") this.out.note(`[client] ${refusal}`);
     if (result.stopReason !== "cancelled" || result.cancelled) return;
     const why = result.refused ? " after a refused permission" : "";
     const said = `${this.agentName} ended the turn as cancelled; the client did not ask${why}`;

@@ -62,6 +62,14 @@ Deno.test("ending: a turn ending in refusal exits 1; one mm cancelled unasked ex
   assert.ok(cancelled.log.includes(`[client] continue with: --resume 20261130-120000-0badc0de`));
 });
 
+Deno.test("ending: with -q, where no [refusal] is shown, a refusal's exit 1 is said on stderr", async () => {
+  const quiet = await runRogue("refusal", { args: ["-q"], noTrace: true });
+  assert.equal(quiet.code, 1);
+  assert.deepEqual(quiet.log, ["[client] mm refused to answer (stop reason refusal)"]);
+  const shown = await runRogue("refusal");
+  assert.ok(!shown.log.some((line) => line.includes("refused to answer")), shown.stderr);
+});
+
 // ─── mm that refuses, exits or is killed ─────────────────────────────────────
 
 for (
