@@ -771,7 +771,16 @@ Deno.test("--json: every line a run writes is of a kind --help describes, with t
   }
   const unseen = kinds.filter((kind) => !seenKinds.has(kind)).map((kind) => kind.keys.join(", "));
   assert.deepEqual(unseen, [], "kinds the README describes that no run wrote");
-  assert.ok(runs[0].stdout.includes('"method":"session/request_permission"'), runs[0].stdout);
+  // A permission's line also has the call as described, under the name --help gives it.
+  const asked = lines(runs[0].stdout).filter((line) =>
+    (line.request as { method?: string } | undefined)?.method === "session/request_permission"
+  );
+  assert.ok(asked.length > 0, runs[0].stdout);
+  assert.ok(usage().includes("request.call"), "--help names a permission's request.call");
+  for (const line of asked) {
+    const call = (line.request as { call?: { title?: string } }).call;
+    assert.equal(call?.title, "client: host_info", JSON.stringify(line));
+  }
 });
 
 /** Whether `jq` is here, for the README's examples. */

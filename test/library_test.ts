@@ -545,6 +545,23 @@ for (const [how, way, settled] of ENDINGS) {
   });
 }
 
+Deno.test("library: another agent that cancels a call through the client's MCP server (notifications/cancelled) aborts its signal, and is named as the one who did", async () => {
+  const body = WAITS.replace("view: { log }", "view: { log: (line) => lines.push(line) }")
+    .replace("let settled", "const lines: string[] = [];\nlet settled")
+    .replace("JSON.stringify({ settled, aborted })", "JSON.stringify({ settled, aborted, lines })");
+  const started = `${scratchDir("started-")}/started`;
+  const env = {
+    ROGUE_SCENARIO: "mcp-call-then",
+    ROGUE_THEN: "cancel-call",
+    ROGUE_WAIT_FILE: started,
+  };
+  const permissions = ["--allow-net=127.0.0.1", "--allow-write"];
+  const ran = await runImporter(body, [ROGUE, "cancel-call", "mcp", started], env, permissions);
+  assert.equal(ran.settled, "resolved", JSON.stringify(ran));
+  assert.equal(ran.aborted, true, JSON.stringify(ran));
+  assert.ok(ran.lines.includes("wait cancelled by rogue-mm"), JSON.stringify(ran.lines));
+});
+
 /** A program of a dozen lines that lends a tool of its own to another ACP agent than mm. */
 const LENDS_TO_AN_AGENT = `import { lend, tool, toolText } from "client.ts";
 const clock = tool({

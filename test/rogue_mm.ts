@@ -1244,7 +1244,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   },
   async "mcp-call-then"() {
     // As an agent that is not mm: takes the client's MCP server (HTTP), calls its tool `wait`
-    // there, and once it runs (ROGUE_WAIT_FILE appears) does as ROGUE_THEN says, as "call-then".
+    // there, and once it runs (ROGUE_WAIT_FILE appears) does as ROGUE_THEN says, as "call-then"
+    // does, or cancels the call itself (`cancel-call`) and ends the turn.
     const init = await next(request("initialize"));
     const agentCapabilities = { mcpCapabilities: { http: true } };
     await send({ id: init.id, result: { protocolVersion: 1, agentCapabilities } });
@@ -1256,11 +1257,11 @@ const scenarios: Record<string, () => Promise<void>> = {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
     };
-    const post = (id: number, method: string, params: Message) =>
+    const post = (id: number | undefined, method: string, params: Message) =>
       fetch(String(server.url), {
         method: "POST",
         headers,
-        body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params }), // no id: a notification
       });
     await (await post(0, "tools/list", {})).text(); // the tools listed: no wait for the prompt
     await send({ id: session.id, result: { sessionId: SESSION } });
@@ -1270,6 +1271,11 @@ const scenarios: Record<string, () => Promise<void>> = {
     const file = Deno.env.get("ROGUE_WAIT_FILE") ?? "";
     while (then !== "hold" && !attemptStat(file)) await new Promise((r) => setTimeout(r, 20));
     if (then === "exit") Deno.exit(0);
+    if (then === "cancel-call") {
+      // The agent cancels the call itself, as MCP has it, and goes on.
+      const cancelled = await post(undefined, "notifications/cancelled", { requestId: 1 });
+      report(`cancelled the call: ${cancelled.status}`);
+    }
     if (then === "hold") await next(() => false);
     if (then === "cancel") await next((m) => m.method === "session/cancel");
     await endTurn(prompt, then === "cancel" ? "cancelled" : "end_turn");
