@@ -521,3 +521,44 @@ Deno.test("MCP: Ctrl-C during a call of a lent tool aborts its signal, and says 
   assert.ok(run.log.includes("[client] slow cancelled"), run.stderr);
   assert.ok(run.log.includes("[tool] slow saw its signal abort"), run.stderr);
 });
+
+Deno.test("MCP: the relay answers what it was asked before its stdin ended, then exits", async () => {
+  const run = withAgent(["--stdio"], "What OS?", {
+    ...THINKING,
+    client: clientWithTools(SLOW_TOOL),
+  });
+  const client = startClient(run);
+  await client.waitForStderr('"method":"session/new"');
+  const entry = entryOf(client.stderr());
+  const env = Object.fromEntries(
+    (entry.env ?? []).map((variable) => [variable.name, variable.value]),
+  );
+  const relay = new Deno.Command(String(entry.command), {
+    args: entry.args,
+    env: { ...passedEnv(), ...env },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const writer = relay.stdin.getWriter();
+  // A call that takes a while: its answer comes well after the end of the relay's stdin.
+  const call = {
+    jsonrpc: "2.0",
+    id: 5,
+    method: "tools/call",
+    params: { name: "slow", arguments: { ms: 500 } },
+  };
+  await writer.write(new TextEncoder().encode(`${JSON.stringify(call)}\n`));
+  await writer.close(); // at once: the answer is still on its way
+  const { code, stdout } = await within(WAIT_MS, "the relay to exit", relay.output());
+  assert.equal(code, 0);
+  const answer = JSON.parse(new TextDecoder().decode(stdout));
+  assert.deepEqual(answer, {
+    jsonrpc: "2.0",
+    id: 5,
+    result: { content: [{ type: "text", text: "slow done after 500 ms" }] },
+  });
+  Deno.kill(client.child.pid, "SIGINT");
+  const ended = await client.done();
+  assert.equal(ended.code, 130, ended.stderr);
+});

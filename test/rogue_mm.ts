@@ -1008,6 +1008,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     // The call announced as the client's own tool, then a permission that names it by its id alone.
     const prompt = await handshake();
     await announce("c1", "client: host_info", "other");
+    await callUpdate("c1", { status: "in_progress" }); // says nothing of its title: it stays
     await requestPermission(700, { toolCallId: "c1", status: "pending" });
     report(`answer ${JSON.stringify(await next(answerTo(700)))}`);
     await endTurn(prompt);
