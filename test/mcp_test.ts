@@ -443,6 +443,11 @@ Deno.test("MCP: the agent is given the tools on one road only: no client tools i
     terminal: false,
   });
   assert.ok(run.log.some((line) => /^\[client\] discovery: MCP \(http\), session \S+$/.test(line)));
+  // It listed them as it opened the session: the first question did not wait for them in vain.
+  assert.ok(
+    !run.log.some((line) => line.includes("did not ask for the client's tools")),
+    run.stderr,
+  );
   assert.equal(alive(Number(Deno.readTextFileSync(run.pidFile).trim().split(/\s+/)[0])), false);
 });
 
