@@ -1732,13 +1732,17 @@ class McpServer {
     const called = this.session.tools.find((lent) => lent.name === field(params, "name"));
     if (!called) throw new RpcError(-32602, `Unknown tool: ${field(params, "name")}`);
     const controller = new AbortController();
+    const args = field(params, "arguments") ?? {};
+    const sessionId = this.session.sessionId ?? "?";
     this.#running.set(id, controller);
+    const result = this.session.callTool(called, args, sessionId, controller.signal);
+    if (!(result instanceof Promise)) { // answered at once: nothing left to cancel
+      this.#running.delete(id);
+      return result;
+    }
     const cancelled = Promise.withResolvers<never>();
     controller.signal.addEventListener("abort", () => cancelled.reject(CANCELLED_BY_PEER));
     try {
-      const args = field(params, "arguments") ?? {};
-      const sessionId = this.session.sessionId ?? "?";
-      const result = this.session.callTool(called, args, sessionId, controller.signal);
       return await Promise.race([result, cancelled.promise]); // cancelled: -32800, at once
     } finally {
       this.#running.delete(id);
@@ -1771,7 +1775,10 @@ function sameSecret(given: string | null, secret: string): boolean {
 }
 /** A request's body as text, or `undefined` once it is longer than `limit` bytes: not read whole. */
 async function readBody(request: Request, limit: number): Promise<string | undefined> {
-  if (Number(request.headers.get("content-length") ?? 0) > limit) return undefined;
+  const declared = request.headers.get("content-length");
+  if (Number(declared ?? 0) > limit) return undefined;
+  // Its length said, and within the limit: HTTP reads no more than that. Else, read with a count.
+  if (declared !== null) return await request.text();
   const decoder = new TextDecoder(); // a character split between two parts is decoded whole
   let text = "";
   let size = 0;
@@ -1805,18 +1812,28 @@ export async function relayMcp(url: string): Promise<number> {
   };
   const gone = new AbortController(); // the server is: so is the session
   let writing = Promise.resolve();
+  let queued: string[] = []; // answers not written yet: those of a tick go out in one write
   const write = (line: string) => {
-    writing = writing.then(() => writeAll(Deno.stdout, ENCODER.encode(`${line}\n`)));
+    queued.push(`${line}\n`);
+    if (queued.length > 1) return;
+    writing = writing.then(() => {
+      const text = queued.join("");
+      queued = [];
+      return writeAll(Deno.stdout, ENCODER.encode(text));
+    });
   };
   const post = async (line: string) => {
-    const frame = parseFrame(line);
-    if (frame.kind === "blank") return;
+    if (line.trim() === "") return;
     const sent = fetch(url, { method: "POST", headers, body: line, signal: gone.signal });
     const response = await sent.catch(() => gone.abort());
     if (!response) return;
     const text = (await response.text()).trim();
-    const answer = attempt(() => JSON.stringify(JSON.parse(text)), undefined); // one line
+    // The server's JSON is one line already; anything else is made one, or an error.
+    const json = response.headers.get("content-type") === "application/json";
+    if (json && !text.includes("\n")) return write(text);
+    const answer = attempt(() => JSON.stringify(JSON.parse(text)), undefined);
     if (answer !== undefined) return write(answer);
+    const frame = parseFrame(line);
     if (frame.kind !== "request") return;
     write(JSON.stringify({ jsonrpc: "2.0", id: frame.id, error: { code: -32603, message: text } }));
   };

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { type McpMeasures, measureMcp, overHttp } from "./mcp_agent.ts";
+import { type McpMeasures, measureMcp, overRawHttp } from "./mcp_agent.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
@@ -93,7 +93,7 @@ async function sdkServer(mode: "stateful" | "stateless"): Promise<McpMeasures> {
     said += read.value;
   }
   try {
-    return await measureMcp(overHttp(said.trim().replace(/^listening /, ""), {}));
+    return await measureMcp(overRawHttp(said.trim().replace(/^listening /, ""), {}));
   } finally {
     server.kill("SIGKILL");
     await server.status;
