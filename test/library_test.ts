@@ -562,6 +562,25 @@ Deno.test("library: another agent that cancels a call through the client's MCP s
   assert.ok(ran.lines.includes("wait cancelled by rogue-mm"), JSON.stringify(ran.lines));
 });
 
+Deno.test("library: a call through the client's MCP server whose signal is aborted before it runs (lend()'s signal, from its own line) does not run", async () => {
+  const body = WAITS.replace(
+    'if (how === "cancel") setTimeout(() => controller.abort(new Error("aborted by the program")), 0);',
+    'if (how === "cancel") controller.abort(new Error("aborted by the program"));',
+  ).replace(
+    "if (started) Deno.writeTextFileSync",
+    "ran = true;\n      if (started) Deno.writeTextFileSync",
+  )
+    .replace("let aborted = false;", "let aborted = false;\nlet ran = false;")
+    .replace("JSON.stringify({ settled, aborted })", "JSON.stringify({ settled, ran })");
+  assert.ok(body.includes("ran = true;") && body.includes("controller.abort(new Error"), body);
+  const started = `${scratchDir("started-")}/started`;
+  // The peer does not wait for the call to run: it ends the turn once it is cancelled.
+  const env = { ROGUE_SCENARIO: "mcp-call-then", ROGUE_THEN: "cancel" };
+  const permissions = ["--allow-net=127.0.0.1", "--allow-write"];
+  const ran = await runImporter(body, [ROGUE, "cancel", "mcp", started], env, permissions);
+  assert.deepEqual(ran, { settled: "aborted by the program", ran: false });
+});
+
 /** A program of a dozen lines that lends a tool of its own to another ACP agent than mm. */
 const LENDS_TO_AN_AGENT = `import { lend, tool, toolText } from "client.ts";
 const clock = tool({

@@ -1269,8 +1269,10 @@ const scenarios: Record<string, () => Promise<void>> = {
     const prompt = await next(request("session/prompt"));
     post(1, "tools/call", { name: "wait" }).catch(() => {}); // left to run
     const then = Deno.env.get("ROGUE_THEN");
-    const file = Deno.env.get("ROGUE_WAIT_FILE") ?? "";
-    while (then !== "hold" && !attemptStat(file)) await new Promise((r) => setTimeout(r, 20));
+    const file = Deno.env.get("ROGUE_WAIT_FILE"); // none: it does not wait for the call to run
+    while (file && then !== "hold" && !attemptStat(file)) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     if (then === "exit") Deno.exit(0);
     if (then === "cancel-call") {
       // The agent cancels the call itself, as MCP has it, and goes on.
