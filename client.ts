@@ -1811,17 +1811,8 @@ export async function relayMcp(url: string): Promise<number> {
     accept: "application/json, text/event-stream",
   };
   const gone = new AbortController(); // the server is: so is the session
-  let writing = Promise.resolve();
-  let queued: string[] = []; // answers not written yet: those of a tick go out in one write
-  const write = (line: string) => {
-    queued.push(`${line}\n`);
-    if (queued.length > 1) return;
-    writing = writing.then(() => {
-      const text = queued.join("");
-      queued = [];
-      return writeAll(Deno.stdout, ENCODER.encode(text));
-    });
-  };
+  const output = stdoutLines();
+  const write = output.write;
   const post = async (line: string) => {
     if (line.trim() === "") return;
     const sent = fetch(url, { method: "POST", headers, body: line, signal: gone.signal });
@@ -1853,8 +1844,23 @@ export async function relayMcp(url: string): Promise<number> {
     }
   }
   await Promise.allSettled(posts);
-  await writing;
+  await output.written();
   return gone.signal.aborted ? 1 : 0;
+}
+/** Writes lines on stdout in their order; the lines of one tick go out in one write. */
+function stdoutLines(): { write(line: string): void; written(): Promise<void> } {
+  let writing = Promise.resolve();
+  let queued: string[] = []; // lines not written yet
+  const write = (line: string) => {
+    queued.push(`${line}\n`);
+    if (queued.length > 1) return;
+    writing = writing.then(() => {
+      const text = queued.join("");
+      queued = [];
+      return writeAll(Deno.stdout, ENCODER.encode(text));
+    });
+  };
+  return { write, written: () => writing };
 }
 /** Writes all of `bytes`, however many writes it takes. */
 async function writeAll(file: typeof Deno.stdout, bytes: Uint8Array): Promise<void> {
