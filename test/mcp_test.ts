@@ -264,12 +264,13 @@ Deno.test("MCP: the MCP SDK's client, starting the relay a stdio agent was given
   assert.equal(await listening(host), false);
 });
 
-Deno.test("MCP: what the server refuses — no token, another token, another host, a page that is not local, a body too large, not JSON, a batch, a bad shape, an unknown method or tool, GET and DELETE — neither ends the session nor runs a tool", async () => {
+Deno.test("MCP: what the server refuses — no token (wherever asked), another token even one character off, another host, a page that is not local, a body too large, not JSON, a batch, a bad shape, an unknown method or tool, GET and DELETE — neither ends the session nor runs a tool", async () => {
   const client = startClient(withAgent([], "What OS?", THINKING));
   await client.waitForStderr('"method":"session/new"');
   const entry = entryOf(client.stderr());
   const { host, token } = serverOf(entry);
   const auth = { Authorization: `Bearer ${token}` };
+  const near = `${token[0] === "a" ? "b" : "a"}${token.slice(1)}`; // the right length, one wrong
   const call = JSON.stringify({
     jsonrpc: "2.0",
     id: 9,
@@ -279,6 +280,21 @@ Deno.test("MCP: what the server refuses — no token, another token, another hos
   const refusals: [string, Promise<{ status: number; body: string }>, number][] = [
     ["no token", post(host, call, {}), 401],
     ["another token", post(host, call, { Authorization: `Bearer ${"0".repeat(64)}` }), 401],
+    [
+      "the token but its first character",
+      post(host, call, { Authorization: `Bearer ${near}` }),
+      401,
+    ],
+    [
+      "no token, on another path",
+      rawHttp(host, `POST /other HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      401,
+    ],
+    [
+      "no token, GET",
+      rawHttp(host, `GET /mcp HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      401,
+    ],
     [
       "another host",
       post(host, call, { ...auth, Host: `evil.example:${host.split(":")[1]}` }),
