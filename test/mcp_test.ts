@@ -550,28 +550,11 @@ Deno.test("MCP: the relay answers what it was asked before its stdin ended, then
   });
   const client = startClient(run);
   await client.waitForStderr('"method":"session/new"');
-  const entry = entryOf(client.stderr());
-  const env = Object.fromEntries(
-    (entry.env ?? []).map((variable) => [variable.name, variable.value]),
-  );
-  const relay = new Deno.Command(String(entry.command), {
-    args: entry.args,
-    env: { ...passedEnv(), ...env },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const writer = relay.stdin.getWriter();
+  const relay = startRelay(entryOf(client.stderr()));
   // A call that takes a while: its answer comes well after the end of the relay's stdin.
-  const call = {
-    jsonrpc: "2.0",
-    id: 5,
-    method: "tools/call",
-    params: { name: "slow", arguments: { ms: 500 } },
-  };
-  await writer.write(new TextEncoder().encode(`${JSON.stringify(call)}\n`));
-  await writer.close(); // at once: the answer is still on its way
-  const { code, stdout } = await within(WAIT_MS, "the relay to exit", relay.output());
+  await relay.send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: slowCall(500) });
+  await relay.writer.close(); // at once: the answer is still on its way
+  const { code, stdout } = await within(WAIT_MS, "the relay to exit", relay.child.output());
   assert.equal(code, 0);
   const answer = JSON.parse(new TextDecoder().decode(stdout));
   assert.deepEqual(answer, {
@@ -583,3 +566,82 @@ Deno.test("MCP: the relay answers what it was asked before its stdin ended, then
   const ended = await client.done();
   assert.equal(ended.code, 130, ended.stderr);
 });
+
+Deno.test("MCP: the relay passes on a cancel and a second call while a call runs, and exits 1 once the session's server is gone", async () => {
+  const run = withAgent(["--stdio"], "What OS?", {
+    ...THINKING,
+    client: clientWithTools(SLOW_TOOL),
+  });
+  const client = startClient(run);
+  await client.waitForStderr('"method":"session/new"');
+  const relay = startRelay(entryOf(client.stderr()));
+  try {
+    // A call that would run for two minutes; then, behind it, its cancel and another call.
+    await relay.send({
+      jsonrpc: "2.0",
+      id: 5,
+      method: "tools/call",
+      params: slowCall(2 * WAIT_MS),
+    });
+    await client.waitForStderr('[client] slow {"ms":');
+    const cancel = { requestId: 5, reason: "the user cancelled" };
+    await relay.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: cancel });
+    const uptime = { name: "host_info", arguments: { topic: "uptime" } };
+    await relay.send({ jsonrpc: "2.0", id: 6, method: "tools/call", params: uptime });
+    const answers = new Map<unknown, Record<string, unknown>>();
+    while (answers.size < 2) {
+      const line = await within(WAIT_MS, "the relay's answers", relay.lines.next());
+      assert.equal(line.done, false, "the relay's stdout ended before it answered");
+      const answer = JSON.parse(String(line.value));
+      answers.set(answer.id, answer);
+    }
+    assert.deepEqual(answers.get(5)?.error, { code: -32800, message: "Request cancelled" });
+    assert.match(JSON.stringify(answers.get(6)?.result), /"text":"up /);
+    // The session ends; the relay, its stdin still open, finds the server gone at its next line.
+    Deno.kill(client.child.pid, "SIGINT");
+    const ended = await client.done();
+    assert.equal(ended.code, 130, ended.stderr);
+    await relay.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: uptime });
+    const { code } = await within(WAIT_MS, "the relay to exit", relay.child.status);
+    assert.equal(code, 1);
+  } finally {
+    await relay.writer.close().catch(() => {});
+    if (alive(relay.child.pid)) relay.child.kill();
+    if (alive(client.child.pid)) Deno.kill(client.child.pid, "SIGKILL"); // failed before its end
+    await relay.child.status;
+    await relay.lines.return(undefined);
+  }
+});
+
+/** The relay an agent was given as its stdio MCP server, started as the agent starts it. */
+function startRelay(entry: ReturnType<typeof entryOf>) {
+  const env = Object.fromEntries(
+    (entry.env ?? []).map((variable) => [variable.name, variable.value]),
+  );
+  const child = new Deno.Command(String(entry.command), {
+    args: entry.args,
+    env: { ...passedEnv(), ...env },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const send = (message: object) =>
+    writer.write(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
+  return { child, writer, send, lines: linesOf(child.stdout) };
+}
+/** A call of the slow tool that answers after `ms`. */
+function slowCall(ms: number) {
+  return { name: "slow", arguments: { ms } };
+}
+/** The lines of a stream, one at a time. */
+async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const chunk of stream) {
+    text += decoder.decode(chunk, { stream: true });
+    const lines = text.split("\n");
+    text = lines.pop() ?? "";
+    yield* lines;
+  }
+}
