@@ -541,6 +541,9 @@ Deno.test("MCP: Ctrl-C during a call of a lent tool aborts its signal, and says 
   assert.equal(run.code, 130, run.stderr);
   assert.ok(run.log.includes("[client] slow cancelled"), run.stderr);
   assert.ok(run.log.includes("[tool] slow saw its signal abort"), run.stderr);
+  // The person cancelled it, not the agent: the line does not say the agent did.
+  const byAgent = run.log.filter((line) => line.includes("cancelled by"));
+  assert.deepEqual(byAgent, [], run.stderr);
 });
 
 Deno.test("MCP: the relay answers what it was asked before its stdin ended, then exits", async () => {
