@@ -122,7 +122,10 @@ async function rawHttp(host: string, request: string): Promise<{ status: number;
   const [hostname, port] = host.split(":");
   const connection = await Deno.connect({ hostname, port: Number(port) });
   try {
-    await connection.write(new TextEncoder().encode(request));
+    const bytes = new TextEncoder().encode(request);
+    for (let written = 0; written < bytes.length;) { // a large request takes several writes
+      written += await connection.write(bytes.subarray(written));
+    }
     const answer = await within(WAIT_MS, "the server's answer", readAnswer(connection));
     const status = Number(answer.match(/^HTTP\/1\.1 (\d{3})/)?.[1]);
     return { status, body: answer.slice(answer.indexOf("\r\n\r\n") + 4) };
@@ -158,6 +161,20 @@ function post(host: string, body: string, headers: Record<string, string>) {
   }
   const lines = Object.entries(all).map(([name, value]) => `${name}: ${value}`);
   return rawHttp(host, `POST /mcp HTTP/1.1\r\n${lines.join("\r\n")}\r\n\r\n${body}`);
+}
+/** A POST to `/mcp` whose body is sent in chunks of 64 KiB, its length said nowhere. */
+function chunkedPost(host: string, body: string, headers: Record<string, string>) {
+  const chunks = [];
+  for (let at = 0; at < body.length; at += 65536) {
+    const chunk = body.slice(at, at + 65536); // ASCII: as many bytes as characters
+    chunks.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+  }
+  const head = Object.entries({ ...headers, Host: host, "Transfer-Encoding": "chunked" })
+    .map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  return rawHttp(
+    host,
+    `POST /mcp HTTP/1.1\r\n${head}Connection: close\r\n\r\n${chunks.join("")}0\r\n\r\n`,
+  );
 }
 
 /** The MCP SDK's client, connected to the served endpoint over HTTP, with the entry's headers. */
@@ -264,13 +281,16 @@ Deno.test("MCP: the MCP SDK's client, starting the relay a stdio agent was given
   assert.equal(await listening(host), false);
 });
 
-Deno.test("MCP: what the server refuses — no token (wherever asked), another token even one character off, another host, a page that is not local, a body too large, not JSON, a batch, a bad shape, an unknown method or tool, GET and DELETE — neither ends the session nor runs a tool", async () => {
+Deno.test("MCP: what the server refuses — no token (wherever asked), another token even one character off, another host, a page that is not local, a body too large (its length said or not), not JSON, a batch, a bad shape, an unknown method or tool, GET and DELETE — neither ends the session nor runs a tool", async () => {
   const client = startClient(withAgent([], "What OS?", THINKING));
   await client.waitForStderr('"method":"session/new"');
   const entry = entryOf(client.stderr());
   const { host, token } = serverOf(entry);
   const auth = { Authorization: `Bearer ${token}` };
   const near = `${token[0] === "a" ? "b" : "a"}${token.slice(1)}`; // the right length, one wrong
+  // A ping a little over 4 MiB: were it cut at the limit and read, it would be bad JSON (400).
+  const padding = "x".repeat(4 * 2 ** 20);
+  const bigPing = JSON.stringify({ jsonrpc: "2.0", id: 8, method: "ping", params: { padding } });
   const call = JSON.stringify({
     jsonrpc: "2.0",
     id: 9,
@@ -311,6 +331,7 @@ Deno.test("MCP: what the server refuses — no token (wherever asked), another t
       post(host, call, { ...auth, "Content-Length": String(5 * 2 ** 20) }),
       413,
     ],
+    ["a body over 4 MiB, its length unsaid (chunked)", chunkedPost(host, bigPing, auth), 413],
     [
       "GET",
       rawHttp(
