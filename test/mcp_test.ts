@@ -637,11 +637,33 @@ Deno.test("MCP: the relay passes on a cancel and a second call while a call runs
   }
 });
 
-/** The relay an agent was given as its stdio MCP server, started as the agent starts it. */
-function startRelay(entry: ReturnType<typeof entryOf>) {
-  const env = Object.fromEntries(
-    (entry.env ?? []).map((variable) => [variable.name, variable.value]),
-  );
+Deno.test("MCP: a relay with the wrong token answers a call with the server's refusal, as that call's error", async () => {
+  const client = startClient(withAgent(["--stdio"], "What OS?", THINKING));
+  await client.waitForStderr('"method":"session/new"');
+  const relay = startRelay(entryOf(client.stderr()), { ACP_CLIENT_MCP_TOKEN: "0".repeat(64) });
+  const uptime = { name: "host_info", arguments: { topic: "uptime" } };
+  await relay.send({ jsonrpc: "2.0", id: 6, method: "tools/call", params: uptime });
+  await relay.writer.close();
+  const { code, stdout } = await within(WAIT_MS, "the relay to exit", relay.child.output());
+  assert.equal(code, 0);
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(stdout)), {
+    jsonrpc: "2.0",
+    id: 6,
+    error: { code: -32603, message: "no token, or not the session's" },
+  });
+  Deno.kill(client.child.pid, "SIGINT");
+  const run = await client.done();
+  assert.equal(run.code, 130, run.stderr);
+  assert.ok(!run.log.some((line) => line.startsWith("[client] host_info ")), run.stderr);
+});
+
+/**
+ * The relay an agent was given as its stdio MCP server, started as the agent starts it (`changed`
+ * changes the entry's environment).
+ */
+function startRelay(entry: ReturnType<typeof entryOf>, changed: Record<string, string> = {}) {
+  const given = (entry.env ?? []).map((variable) => [variable.name, variable.value]);
+  const env = { ...Object.fromEntries(given), ...changed };
   const child = new Deno.Command(String(entry.command), {
     args: entry.args,
     env: { ...passedEnv(), ...env },
