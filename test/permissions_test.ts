@@ -186,6 +186,24 @@ Deno.test("permissions: decide() never allows a bait: a shell command with the w
       ),
     ],
     [
+      "codex, a command among the arguments of a call of the client's server",
+      asClientReadsIt(
+        {
+          toolCallId: "call_d",
+          title: "Approve MCP tool call",
+          rawInput: {
+            server_name: server,
+            request: { _meta: { codex_approval_kind: "mcp_tool_call" } },
+          },
+        },
+        {
+          toolCallId: "call_d",
+          title: `Tool: ${server}/host_info`,
+          rawInput: { server, tool: "host_info", arguments: { topic: "os", command } },
+        },
+      ),
+    ],
+    [
       "codex2",
       asClientReadsIt(
         { toolCallId: "call_c", kind: "execute", status: "pending" },
