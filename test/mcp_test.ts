@@ -281,7 +281,7 @@ Deno.test("MCP: the MCP SDK's client, starting the relay a stdio agent was given
   assert.equal(await listening(host), false);
 });
 
-Deno.test("MCP: what the server refuses — no token (wherever asked), another token even one character off, another host, a page that is not local, a body too large (its length said or not), not JSON, a batch, a bad shape, an unknown method or tool, GET and DELETE — neither ends the session nor runs a tool", async () => {
+Deno.test("MCP: what the server refuses — no token (wherever asked), another token even one character off, another host, a page that is not local, a body too large (its length said or not), not JSON, a batch, a bad shape, an unknown method or tool, GET and DELETE — neither ends the session nor runs a tool; a call without arguments is checked as one with none", async () => {
   const client = startClient(withAgent([], "What OS?", THINKING));
   await client.waitForStderr('"method":"session/new"');
   const entry = entryOf(client.stderr());
@@ -370,6 +370,10 @@ Deno.test("MCP: what the server refuses — no token (wherever asked), another t
   const local = await post(host, call, { ...auth, Origin: "http://localhost:3000" });
   assert.equal(local.status, 200, local.body);
   assert.equal(JSON.parse(local.body).result.content[0].text.startsWith("up "), true, local.body);
+  // A call without arguments is a call with none: the tool's own check answers it.
+  const bare = '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"host_info"}}';
+  const answered = JSON.parse((await post(host, bare, auth)).body);
+  assert.equal(answered.result?.isError, true, JSON.stringify(answered));
   const versions = async (asked: string) => {
     const body = JSON.stringify({
       jsonrpc: "2.0",
@@ -386,8 +390,9 @@ Deno.test("MCP: what the server refuses — no token (wherever asked), another t
   const run = await client.done();
   assert.equal(run.code, 130, run.stderr);
   const calls = run.log.filter((line) => line.startsWith("[client] host_info "));
-  assert.equal(calls.length, 1, `one call ran, the one allowed in:\n${calls.join("\n")}`);
+  assert.equal(calls.length, 2, `the calls let in, and no other:\n${calls.join("\n")}`);
   assert.match(calls[0], /^\[client\] host_info \{"topic":"uptime"\} \(session \S+\)$/);
+  assert.match(calls[1], /^\[client\] host_info \{\} \(session \S+\)$/);
   await assertNothingLeft(entry);
 });
 
