@@ -2670,8 +2670,12 @@ async function askPerson(
   const title = request.title ?? String(request.toolCall.toolCallId ?? "");
   if (!out.lastLine.endsWith(showControls(title))) out.note(`   call: ${title}`);
   for (const line of whatItWouldDo(request.toolCall)) out.note(`   ${line}`); // whole: nothing hidden
-  out.note(`   ${choices}  (Enter: ${safe ? named(safe) : "cancel"})`);
-  const key = await readKey(keyboard, keys.map((keyed) => keyed.key), stop, ctrlC);
+  const enter = safe ? named(safe) : "cancel";
+  out.note(`   ${choices}  (Enter: ${enter})`);
+  const letters = keys.map((keyed) => keyed.key);
+  // A key that answers nothing ("y", out of habit) is told the keys that do, once.
+  const hint = `   keys that answer: ${[...letters, `Enter (${enter})`].join(", ")}`;
+  const key = await readKey(keyboard, letters, stop, ctrlC, () => out.note(hint));
   if (key === undefined) return undefined;
   const picked = keys.find((keyed) => keyed.key === key) ?? safe; // Enter: the safe one
   if (!picked) return { outcome: "cancelled" };
@@ -2702,15 +2706,18 @@ function whatItWouldDo(toolCall: Record<string, unknown>): string[] {
 const TYPED_AHEAD_MS = 250;
 /**
  * One of `keys`, or Enter (`\r`, or `\n` where the terminal maps CR to NL, or Ctrl-J), read in
- * cbreak mode; `undefined` when `stop` comes first, or stdin ends.
+ * cbreak mode; `undefined` when `stop` comes first, or stdin ends. `stray()`, once, at the first
+ * key that is neither.
  */
 async function readKey(
   keyboard: Keyboard,
   keys: string[],
   stop: Promise<unknown>,
   ctrlC: () => void,
+  stray: () => void,
 ) {
   const shown = performance.now();
+  let hinted = false;
   keyboard.keys(true);
   try {
     for (;;) {
@@ -2726,6 +2733,9 @@ async function readKey(
       // Keys that come together (a paste, a fast typist, ssh): the first that answers, answers.
       const key = typed.find((k) => k === "\r" || k === "\n" || keys.includes(k));
       if (key) return key;
+      if (hinted || typed.includes("\x03")) continue; // Ctrl-C cancels: no keys to tell
+      hinted = true;
+      stray();
     }
   } finally {
     keyboard.keys(false);

@@ -717,6 +717,34 @@ Deno.test({
 
 Deno.test({
   name:
+    "permissions: at a terminal a key that answers nothing is told, once, the keys that do, and the question still waits",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = peerAtTerminal("ask-edit");
+    await atPermissionQuestion(terminal);
+    const hint = "   keys that answer: a, r, Enter (Reject)";
+    await terminal.type("y"); // out of habit
+    await terminal.waitFor(hint);
+    await terminal.type("A"); // not offered by mm either
+    await terminal.type("y");
+    await sleep(600);
+    assert.ok(!terminal.screen().includes("[client] permission for"), "a key that answers nothing");
+    await terminal.type("a");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    assert.equal(lines.filter((line) => line === hint).length, 1, lines.join("\n"));
+    assertInOrder(lines, [
+      "   [a] Allow  [r] Reject  (Enter: Reject)",
+      hint,
+      '[client] permission for "Edit config.yaml": allowed (asked)',
+    ]);
+    await assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name:
     "permissions: at a terminal two permissions at once are asked one after the other, in order",
   ignore: !hasScript,
   async fn() {
