@@ -146,8 +146,8 @@ function startAgent(
 
 /** A JSON-RPC error, to answer a request with, or received as an answer. */
 export class RpcError extends Error {
-  /** `code`: JSON-RPC's, such as `-32601` (Method not found). */
-  constructor(readonly code: number, message: string) {
+  /** `code`: JSON-RPC's, such as `-32601` (Method not found); `data`: the error's, if any. */
+  constructor(readonly code: number, message: string, readonly data?: unknown) {
     super(message);
     this.name = "RpcError";
   }
@@ -158,7 +158,12 @@ export type RpcId = string | number | null;
 export type Frame =
   | { kind: "request"; id: string | number; method: string; params: unknown }
   | { kind: "notification"; method: string; params: unknown }
-  | { kind: "response"; id: RpcId; result?: unknown; error?: { code: number; message: string } }
+  | {
+    kind: "response";
+    id: RpcId;
+    result?: unknown;
+    error?: { code: number; message: string; data?: unknown };
+  }
   | { kind: "blank" }
   | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
 /**
@@ -180,7 +185,8 @@ export function parseFrame(line: string): Frame {
   if (hasMethod && validId) return { kind: "request", id, method, params };
   if (hasMethod && !("id" in value)) return { kind: "notification", method, params };
   if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
-    return { kind: "response", id, result, error: error as { code: number; message: string } };
+    const failure = error as { code: number; message: string; data?: unknown };
+    return { kind: "response", id, result, error: failure };
   }
   return bad(validId ? id : null, -32600, "Invalid Request");
 }
@@ -263,8 +269,8 @@ class Connection {
     }
     this.#pending.delete(frame.id);
     if (!frame.error) return waiting.resolve(frame.result);
-    const { code, message } = frame.error;
-    waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?"));
+    const { code, message, data } = frame.error;
+    waiting.reject(new RpcError(Number(code), typeof message === "string" ? message : "?", data));
   }
   /**
    * Answers a request of the peer's with what its handler returns: at once, or when its promise
@@ -518,7 +524,7 @@ class Session {
       ]);
     } catch (error) {
       if (error instanceof RpcError) {
-        throw new ClientError(`${this.name} refused ${method}: ${error.message}`);
+        throw new ClientError(`${this.name} refused ${method}: ${refusal(error)}`);
       }
       throw error;
     } finally {
@@ -1454,6 +1460,18 @@ function readError(error: unknown, peer: string): ClientError {
     return new ClientError(`reading from ${peer}: ${errorText(error)}`);
   }
   return new ClientError(`${peer} sent ${error.message}; connection dropped`);
+}
+/**
+ * An agent's error answer, as the one line that says why: its message, and the reason its `data`
+ * gives (the ACP SDK's adapters put it in `details`: "Internal error" alone says nothing).
+ */
+function refusal(error: RpcError): string {
+  const [details, message] = fields(error.data, "details", "message");
+  const reason = [error.data, details, message].find((text) => typeof text === "string");
+  if (typeof reason !== "string") return error.message;
+  const said = reason.replace(/\s+/g, " ").trim().slice(0, 300);
+  if (said === "" || error.message.includes(said)) return error.message;
+  return `${error.message} (${said})`;
 }
 /** The JSON-RPC error an answer that failed is sent as: its own, or `-32603`. */
 function errorReply(error: unknown): { error: { code: number; message: string } } {

@@ -73,13 +73,25 @@ Deno.test("ending: with -q, where no [refusal] is shown, a refusal's exit 1 is s
 // ─── mm that refuses, exits or is killed ─────────────────────────────────────
 
 for (
-  const [scenario, method, message] of [
-    ["refuse-initialize", "initialize", "no model configured"],
-    ["refuse-session", "session/new", "cwd must be absolute"],
-    ["refuse-prompt", "session/prompt", "the model is not loaded"],
+  const [scenario, method, message, how] of [
+    ["refuse-initialize", "initialize", "no model configured", ""],
+    ["refuse-session", "session/new", "cwd must be absolute", ""],
+    ["refuse-prompt", "session/prompt", "the model is not loaded", ""],
+    [
+      "refuse-session-details",
+      "session/new",
+      "Internal error (Claude Code process exited with code 1 (not logged in))",
+      " whose data.details says why, on one line",
+    ],
+    [
+      "refuse-prompt-data",
+      "session/prompt",
+      "Internal error (rate limited; retry in 20 s)",
+      " whose data is the reason",
+    ],
   ]
 ) {
-  Deno.test(`ending: mm answering ${method} with an error ends the run with exit 1`, async () => {
+  Deno.test(`ending: mm answering ${method} with an error${how} ends the run with exit 1`, async () => {
     const run = await runRogue(scenario);
     assert.equal(run.code, 1, run.stderr);
     assert.equal(run.log.at(-1), `error: mm refused ${method}: ${message}`);

@@ -211,6 +211,19 @@ const scenarios: Record<string, () => Promise<void>> = {
   async "refuse-session"() {
     await handshake({ session: { error: { code: -32602, message: "cwd must be absolute" } } });
   },
+  async "refuse-session-details"() {
+    // The ACP SDK's shape for a thrown error: its reason in `data.details` (the Claude adapter's,
+    // logged in without a model). On two lines, as a reason with a stack may be.
+    const details = "Claude Code process exited with code 1\n  (not logged in)";
+    const error = { code: -32603, message: "Internal error", data: { details } };
+    await handshake({ session: { error } });
+  },
+  async "refuse-prompt-data"() {
+    const prompt = await handshake(); // `data` a plain string, as JSON-RPC allows
+    const error = { code: -32603, message: "Internal error", data: "rate limited; retry in 20 s" };
+    await send({ id: prompt.id, error });
+    await next(() => false);
+  },
   async "refuse-prompt"() {
     const prompt = await handshake();
     await send({ id: prompt.id, error: { code: -32603, message: "the model is not loaded" } });
