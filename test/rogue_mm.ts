@@ -205,7 +205,9 @@ export const HOSTILE =
 const scenarios: Record<string, () => Promise<void>> = {
   async "refuse-initialize"() {
     const init = await next(request("initialize"));
-    await send({ id: init.id, error: { code: -32603, message: "no model configured" } });
+    // Its data says it again: said once.
+    const error = { code: -32603, message: "no model configured", data: "no model configured" };
+    await send({ id: init.id, error });
     await next(() => false);
   },
   async "refuse-session"() {
