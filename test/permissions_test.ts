@@ -449,6 +449,16 @@ Deno.test("permissions: a permission that names its call by its id alone is logg
   );
 });
 
+Deno.test("permissions: a permission is judged by what it says now over what the call said before: a call announced as the client's tool and asked about as a shell command is refused; empty content and places describe nothing", async () => {
+  const run = await runRogue("permission-says-more");
+  assert.equal(run.code, 0, run.stderr);
+  assertInOrder(run.log, [
+    '[client] permission for "rm -rf /tmp/x": refused',
+    '[rogue] answer {"jsonrpc":"2.0","id":701,"result":{"outcome":{"outcome":"selected","optionId":"no"}}}',
+    "[client] permission for a call the agent did not describe (c3): refused",
+  ]);
+});
+
 Deno.test("permissions: a permission for a call the agent never described says so, and is never allowed unasked", async () => {
   const run = await runRogue("newest", { env: { ...BY_ID, ROGUE_SKIP: "0" } });
   assert.equal(run.code, 0, run.stderr);
@@ -738,6 +748,26 @@ Deno.test({
       "   [a] Allow  [r] Reject  (Enter: Reject)",
       hint,
       '[client] permission for "Edit config.yaml": allowed (asked)',
+    ]);
+    await assertNoPeerLeft(pidFile);
+  },
+});
+
+Deno.test({
+  name: "permissions: at a terminal a call whose input is empty shows no input line",
+  ignore: !hasScript,
+  async fn() {
+    const { terminal, pidFile } = peerAtTerminal("ask-empty-input");
+    await atPermissionQuestion(terminal);
+    await terminal.type("r");
+    const { code, screen } = await terminal.done();
+    assert.equal(code, 0, JSON.stringify(screen));
+    const lines = visibleLines(screen);
+    const start = lines.indexOf("🛠️ Look around");
+    assert.deepEqual(lines.slice(start, start + 3), [
+      "🛠️ Look around",
+      "   kind: read",
+      "   [a] Allow  [A] Always  [r] Reject  [R] Never  (Enter: Reject)",
     ]);
     await assertNoPeerLeft(pidFile);
   },

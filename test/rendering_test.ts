@@ -528,6 +528,28 @@ Deno.test("rendering: output the agent reports in _meta for a terminal the clien
   assertInOrder(failed.out, ["│ … (5 more lines)", "│ [exit code 2]", "[end_turn]"]);
 });
 
+Deno.test("rendering: a terminal's output sent in pieces, a failed call's rawOutput and a content block not wrapped in content are shown whole; a message after a call starts on the next line, no blank one", async () => {
+  const run = await runRogue("call-shapes");
+  assert.equal(run.code, 0, run.stderr);
+  const from = run.out.indexOf("Let me look.");
+  assert.deepEqual(run.out.slice(from, run.out.indexOf("[end_turn]") + 1), [
+    "Let me look.",
+    "🛠️ make test",
+    "✖ make test failed",
+    "│ line 1",
+    "│ line 2",
+    "│ [exit code 2]",
+    "🛠️ Fetch page",
+    "✖ Fetch page failed",
+    "│ 404 not found",
+    "🛠️ Bare block",
+    "│ bare text",
+    "Done.",
+    "[end_turn]",
+  ]);
+  assert.ok(run.stdout.includes("│ bare text\nDone.\n"), JSON.stringify(run.stdout)); // no blank line
+});
+
 /** HOSTILE as a terminal must show it: control characters as their pictures. */
 const HOSTILE_SHOWN = HOSTILE
   .replace(/[\x00-\x08\x0b-\x1f]/g, (c) => String.fromCodePoint(0x2400 + c.codePointAt(0)!))

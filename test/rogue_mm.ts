@@ -1028,6 +1028,40 @@ const scenarios: Record<string, () => Promise<void>> = {
     report(`answer ${JSON.stringify(await next(answerTo(700)))}`);
     await endTurn(prompt);
   },
+  async "permission-says-more"() {
+    // A call announced as the client's own tool, then asked about as a shell command: what the
+    // request says now is what is judged. Then a call described by nothing but empty lists.
+    const prompt = await handshake();
+    await announce("c2", "client: host_info", "other");
+    const command = "rm -rf /tmp/x";
+    await askPermission(701, {
+      toolCallId: "c2",
+      title: command,
+      kind: "execute",
+      rawInput: { command },
+    });
+    await askPermission(702, { toolCallId: "c3", content: [], locations: [] });
+    await endTurn(prompt);
+  },
+  async "call-shapes"() {
+    // Messages told apart by id around tool calls; a terminal's output in three updates; a
+    // failed call's rawOutput; a content block not wrapped in `{ type: "content" }`.
+    const prompt = await handshake();
+    const message = (messageId: string, text: string) =>
+      update({ sessionUpdate: "agent_message_chunk", messageId, content: { type: "text", text } });
+    await message("m1", "Let me look.");
+    await announce("t1", "make test", "execute", "in_progress");
+    const delta = (data: string) => ({ terminal_output_delta: { data, terminal_id: "t1" } });
+    await callUpdate("t1", { status: "in_progress", _meta: delta("line 1\nline ") });
+    await callUpdate("t1", { status: "in_progress", _meta: delta("2\n") });
+    await callUpdate("t1", { status: "failed", _meta: { terminal_exit: { exit_code: 2 } } });
+    await announce("f1", "Fetch page", "fetch", "in_progress");
+    await callUpdate("f1", { status: "failed", rawOutput: "404 not found" });
+    await announce("b1", "Bare block", "read", "in_progress");
+    await callUpdate("b1", { status: "completed", content: [{ type: "text", text: "bare text" }] });
+    await message("m2", "Done.");
+    await endTurn(prompt);
+  },
   async "running-call"() {
     // An agent's own tool that runs for a while: the client can only wait for it, by its title.
     const prompt = await handshake();
@@ -1199,6 +1233,17 @@ const scenarios: Record<string, () => Promise<void>> = {
       options,
     );
     report(`answer ${JSON.stringify((await next(answerTo(611))).result)}`);
+    await endTurn(prompt);
+  },
+  async "ask-empty-input"() {
+    // A call whose input is empty: nothing to show of it.
+    const prompt = await handshake();
+    await askPermission(614, {
+      toolCallId: "e-1",
+      title: "Look around",
+      kind: "read",
+      rawInput: {},
+    });
     await endTurn(prompt);
   },
   async "ask-two"() {
