@@ -1463,11 +1463,11 @@ function readError(error: unknown, peer: string): ClientError {
 }
 /**
  * An agent's error answer, as the one line that says why: its message, and the reason its `data`
- * gives (the ACP SDK's adapters put it in `details`: "Internal error" alone says nothing).
+ * gives: a text, as JSON-RPC allows, or one in `details`, as the ACP TypeScript SDK's adapters
+ * send it ("Internal error" alone says nothing).
  */
 function refusal(error: RpcError): string {
-  const [details, message] = fields(error.data, "details", "message");
-  const reason = [error.data, details, message].find((text) => typeof text === "string");
+  const reason = typeof error.data === "string" ? error.data : field(error.data, "details");
   if (typeof reason !== "string") return error.message;
   const said = reason.replace(/\s+/g, " ").trim().slice(0, 300);
   if (said === "" || error.message.includes(said)) return error.message;
