@@ -154,18 +154,15 @@ export class RpcError extends Error {
 }
 /** A JSON-RPC id. */
 export type RpcId = string | number | null;
+/** A JSON-RPC error object: `data`, if any, says more. */
+export type ErrorObject = { code: number; message: string; data?: unknown };
 /** What one line turned out to be. */
 export type Frame =
   | { kind: "request"; id: string | number; method: string; params: unknown }
   | { kind: "notification"; method: string; params: unknown }
-  | {
-    kind: "response";
-    id: RpcId;
-    result?: unknown;
-    error?: { code: number; message: string; data?: unknown };
-  }
+  | { kind: "response"; id: RpcId; result?: unknown; error?: ErrorObject }
   | { kind: "blank" }
-  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: { code: number; message: string } } };
+  | { kind: "bad"; reply: { jsonrpc: "2.0"; id: RpcId; error: ErrorObject } };
 /**
  * Classifies a line as JSON-RPC 2.0 does: a request has a `method` and an `id`, a notification a
  * `method` alone, a response an `id` and a `result` or an `error`. A bad one is answered `-32700`
@@ -185,8 +182,7 @@ export function parseFrame(line: string): Frame {
   if (hasMethod && validId) return { kind: "request", id, method, params };
   if (hasMethod && !("id" in value)) return { kind: "notification", method, params };
   if (method === undefined && (validId || id === null) && ("result" in value || isObject(error))) {
-    const failure = error as { code: number; message: string; data?: unknown };
-    return { kind: "response", id, result, error: failure };
+    return { kind: "response", id, result, error: error as ErrorObject };
   }
   return bad(validId ? id : null, -32600, "Invalid Request");
 }
